@@ -1,0 +1,56 @@
+"""``envcheck gpus [QUERY]`` — the GPU names envcheck knows, with their architecture."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+HELP = "list the GPUs envcheck knows (name, vendor, arch, aliases)"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("gpus", help=HELP, description=HELP + ". QUERY filters by name, alias, "
+                       "arch (sm_89, gfx1100), family (Ada, RDNA3) or vendor (nvidia, amd, intel, apple).",
+                       epilog="examples:\n  envcheck gpus\n  envcheck gpus 4090\n  envcheck gpus gfx1100\n"
+                              "  envcheck gpus --json amd",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("query", nargs="*", help="filter (optional)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--matrices", metavar="DIR", help="read the matrix from DIR")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck.matrix import load_matrix
+
+    matrix = load_matrix(args.matrices)
+    query = " ".join(args.query)
+    gpus = matrix.search_gpus(query)
+    if args.json:
+        json.dump([{"name": g.name, "vendor": g.vendor, "arch": g.arch, "family": g.family,
+                    "segment": g.segment, "memory_mib": g.memory_mib, "aliases": list(g.aliases),
+                    "source": list(g.source), "confidence": g.confidence} for g in gpus],
+                  sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0 if gpus else 1
+    if not gpus:
+        from envcheck.errors import UnknownGpuError
+
+        try:
+            matrix.find_gpu(query)
+        except UnknownGpuError as exc:
+            sys.stderr.write(f"envcheck: no GPU matches {query!r}" + (
+                "; did you mean: " + ", ".join(exc.suggestions) if exc.suggestions else "") + "\n")
+        return 1
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{len(gpus)} GPUs" + (f" matching {query!r}" if query else ""))
+    for col in ("name", "vendor", "arch", "family", "aliases", "confidence"):
+        table.add_column(col, overflow="fold")
+    for g in gpus:
+        table.add_row(g.name, g.vendor, g.arch, g.family, ", ".join(g.aliases[:4]), g.confidence)
+    Console(highlight=False).print(table)
+    return 0

@@ -1,0 +1,183 @@
+"""``envcheck plan`` — resolve the compatibility matrix for a machine and write install specs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+HELP = "plan a PyTorch install for this machine or one you describe"
+
+EPILOG = """\
+examples:
+  envcheck plan --gpu 7900xtx --wsl                 Radeon RX 7900 XTX under WSL2
+  envcheck plan --gpu "RTX 5090" --driver 570.124.06 --python 3.11
+  envcheck plan --gpu "GTX 1080 Ti" -o out/         write requirements.txt, environment.yml,
+                                                    Dockerfile and envcheck.lock.toml into out/
+  envcheck plan --distro centos7 --gpu V100         glibc 2.17: only manylinux2014 wheels fit
+  envcheck plan --backend cpu --torch 2.13.0        a CPU install of one release
+  envcheck plan --machine node.toml                 a machine saved by `envcheck probe -o`
+
+With no --gpu/--wsl/--os/--arch/--glibc/--distro/--machine, envcheck plans for the machine it runs
+on (probe); --python and --driver then override single facts.
+
+How the choice is made: every torch release × build × Python is checked against every
+constraint (OS and CPU arch, Python, glibc vs the wheel's manylinux tag, the GPU's architecture vs
+the build's kernel list, the driver vs the build's CUDA, WSL, macOS/MPS, --torch, --backend);
+among the builds that pass, the newest torch wins, then the build that fits the hardware best.
+--explain shows every candidate and every reason.
+
+exit codes: 0 a build fits · 1 none fits (every candidate is listed with its reasons) · 2 bad input
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("plan", help=HELP, description=HELP, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    t = p.add_argument_group("the target machine (default: this one)")
+    t.add_argument("--gpu", action="append", nargs="+", default=[], metavar="NAME",
+                   help="a GPU by name: 7900xtx, \"RTX 4090\", H100, MI300X, \"GTX 1080 Ti\"… "
+                        "(repeat for several GPUs; `envcheck gpus` lists them)")
+    t.add_argument("--wsl", action="store_true", help="Linux under WSL2 on Windows")
+    t.add_argument("--os", choices=["linux", "windows", "macos"], help="operating system")
+    t.add_argument("--arch", help="CPU architecture: x86_64 or aarch64 (arm64)")
+    t.add_argument("--driver", metavar="VERSION",
+                   help="NVIDIA driver (570.124.06); with an AMD GPU and --wsl the Windows "
+                        "Adrenalin driver (25.3.1)")
+    t.add_argument("--python", metavar="X.Y", help="target Python: 3.12, 3.13t (free-threaded), 3.7-32 (32-bit)")
+    g = t.add_mutually_exclusive_group()
+    g.add_argument("--glibc", metavar="X.Y", help="glibc of the target Linux (2.17 for CentOS 7)")
+    g.add_argument("--distro", metavar="NAME", help="Linux distribution: centos7, ubuntu22.04, debian12, al2023…")
+    t.add_argument("--macos", metavar="VERSION", help="macOS version (14.5)")
+    t.add_argument("--machine", metavar="FILE", type=Path, help="a machine file from `envcheck probe -o FILE`")
+    r = p.add_argument_group("what to install")
+    r.add_argument("--torch", metavar="SPEC", help="torch release(s): 2.7, 2.7.1, 2.1.*, \">=2.5,<2.8\"")
+    r.add_argument("--backend", default="auto", metavar="BACKEND",
+                   help="auto (default), cpu, cuda, cuXYZ (cu128), rocm, rocmX.Y (rocm6.3), xpu, mps")
+    r.add_argument("--compile", action="store_true",
+                   help="require torch.compile to work (reject releases whose Dynamo lacks the Python)")
+    o = p.add_argument_group("output")
+    o.add_argument("--format", default="pip,conda,docker,lock", metavar="LIST",
+                   help="files to write with -o: pip,conda,docker,lock (default: all)")
+    o.add_argument("-o", "--output", metavar="DIR", type=Path, help="write the files into DIR")
+    o.add_argument("--force", action="store_true", help="replace existing files in DIR")
+    o.add_argument("--mirror", action="append", default=[], metavar="URL",
+                   help="a mirror of https://download.pytorch.org/whl (or PREFIX=URL for another index); "
+                        "rewrites the index URLs in every file")
+    o.add_argument("--json", action="store_true", help="print the plan and every candidate as JSON")
+    o.add_argument("--explain", action="store_true", help="list every candidate with its reasons")
+    o.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    p.set_defaults(run=run)
+
+
+TARGET_FLAGS = ("gpu", "wsl", "os", "arch", "glibc", "distro", "macos")
+
+
+def gpu_names(matrix: Any, groups: List[List[str]]) -> List[str]:
+    """``--gpu RTX 4090`` (unquoted) means one GPU; ``--gpu a100 h100`` means two."""
+    from envcheck.errors import UnknownGpuError
+
+    names: List[str] = []
+    for tokens in groups:
+        joined = " ".join(tokens)
+        try:
+            matrix.find_gpu(joined)
+            names.append(joined)
+            continue
+        except UnknownGpuError:
+            if len(tokens) == 1:
+                raise
+        for tok in tokens:
+            names.append(tok)
+    return names
+
+
+def build_machine(args: argparse.Namespace, matrix: Any):
+    """The Machine to plan for: --machine file, named flags, or this machine (probe)."""
+    from envcheck.machine.describe import apply_flags
+    from envcheck.machine.io import load_machine
+
+    names = gpu_names(matrix, args.gpu)
+    named = any(getattr(args, f) for f in TARGET_FLAGS)
+    if args.machine:
+        base = load_machine(args.machine)
+    elif named:
+        base = None
+    else:
+        from envcheck.probe import probe_machine
+
+        base = probe_machine(matrix)
+    return apply_flags(matrix, base, gpus=names, wsl=args.wsl, os=args.os, arch=args.arch,
+                       driver=args.driver, python=args.python, glibc=args.glibc,
+                       distro=args.distro, macos=args.macos)
+
+
+def plan_json(res: Any, plan: Any, files: List[str]) -> Dict[str, Any]:
+    """The ``plan --json`` object (see DESIGN.md: chosen, candidates, …)."""
+    chosen: Optional[Dict[str, Any]] = None
+    if plan is not None:
+        c = plan.candidate
+        chosen = {
+            "torch": c.release.version,
+            "variant": c.build.variant,
+            "python": plan.python or None,
+            "torchvision": plan.pins.get("torchvision"),
+            "torchaudio": plan.pins.get("torchaudio"),
+            "index_url": plan.index_url,
+            "index_kind": plan.index_kind,
+            "channel": c.build.channel,
+            "pins": plan.pins,
+            "pip": plan.pip_lines(),
+            "driver": plan.driver or None,
+            "post_install": [{"key": s.key, "shell": s.shell} for s in plan.steps],
+            "warnings": [w.to_dict() for w in c.warnings],
+            "expect": plan.expect(),
+        }
+    fb = res.fallback
+    return {
+        "status": res.status,
+        "machine": res.machine.to_dict(),
+        "request": {"torch": res.request.torch_text or None, "backend": res.request.backend,
+                    "compile": res.request.compile},
+        "chosen": chosen,
+        "fallback": None if fb is None else {"torch": fb.release.version, "variant": fb.build.variant,
+                                             "python": fb.python},
+        "alternatives": res.alternatives,
+        "assumptions": res.assumptions,
+        "candidates": [c.to_dict() for c in res.candidates],
+        "files": files,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck.matrix import load_matrix
+    from envcheck.render import parse_formats, render
+    from envcheck.render.write import write_outputs
+    from envcheck.resolve import Request, resolve
+    from envcheck.resolve.plan import make_plan, parse_mirrors
+
+    formats = parse_formats(args.format)
+    mirrors = parse_mirrors(args.mirror)
+    request = Request(
+        torch=Request.parse_torch(args.torch) if args.torch else None,
+        torch_text=args.torch or "",
+        backend=Request.parse_backend(args.backend),
+        compile=args.compile,
+    )
+    matrix = load_matrix(args.matrices)
+    machine = build_machine(args, matrix)
+    res = resolve(machine, request, matrix)
+    plan = make_plan(res, matrix, mirrors)
+    written: List[str] = []
+    if plan is not None and args.output:
+        written = [str(p) for p in write_outputs(args.output, render(plan, formats), args.force)]
+    if args.json:
+        json.dump(plan_json(res, plan, written), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        from envcheck.cli.plan_text import print_plan
+
+        print_plan(res, plan, written, explain=args.explain, wrote_dir=args.output)
+    return 0 if plan is not None else 1

@@ -1,0 +1,113 @@
+"""Human-readable output of ``envcheck plan``."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter, OrderedDict
+from typing import Any, Dict, List, Optional, TextIO
+
+from envcheck.render.common import driver_line
+from envcheck.resolve.rules import name_of
+
+
+def _summary_by_code(res: Any) -> List[str]:
+    """One line per reason code: how many candidates it rejected, and the newest example."""
+    counts: Counter = Counter()
+    example: Dict[str, str] = {}
+    for c in res.rejected:
+        for code in dict.fromkeys(r.code for r in c.reasons):
+            counts[code] += 1
+            if code not in example:
+                msg = next(r.message for r in c.reasons if r.code == code)
+                example[code] = msg
+    width = max((len(k) for k in counts), default=0)
+    return [f"  {code:<{width}}  {n:>5}  e.g. {example[code]}" for code, n in counts.most_common()]
+
+
+def explain_rows(res: Any) -> "OrderedDict[str, Dict[str, Any]]":
+    """Candidates folded per build (release × variant × channel): Pythons, status, reasons."""
+    rows: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
+    for c in sorted(res.candidates, key=lambda c: 0):
+        key = f"{c.release.version}|{c.build.variant}|{c.build.channel}"
+        row = rows.setdefault(key, {"name": name_of(c), "ok": [], "no": [], "reasons": OrderedDict(),
+                                    "warnings": OrderedDict()})
+        (row["ok"] if c.accepted else row["no"]).append(c.python or "-")
+        for r in c.reasons:
+            row["reasons"].setdefault(f"[{r.code}] {r.message}", None)
+        for w in c.warnings:
+            row["warnings"].setdefault(f"[{w.code}] {w.message}", None)
+    return rows
+
+
+def print_explain(res: Any, out: TextIO) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="every candidate (Pythons folded per build)", show_lines=False, expand=False)
+    table.add_column("build", no_wrap=True)
+    table.add_column("fits for", no_wrap=True)
+    table.add_column("reasons / caveats")
+    for row in explain_rows(res).values():
+        ok = ", ".join(p for p in row["ok"]) or "—"
+        why = list(row["reasons"]) if not row["ok"] else list(row["warnings"])
+        if row["ok"] and row["no"]:
+            why = list(row["warnings"]) + [f"(not for Python {', '.join(row['no'])}: " + "; ".join(row["reasons"]) + ")"]
+        table.add_row(row["name"], ok, "\n".join(why) or "fits")
+    Console(file=out, width=max(100, Console(file=out).width), highlight=False).print(table)
+
+
+def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
+               wrote_dir: Optional[Any] = None, out: TextIO = sys.stdout) -> None:
+    w = out.write
+    w(f"envcheck plan — {res.machine.describe()}\n\n")
+    if explain:
+        print_explain(res, out)
+        w("\n")
+    if plan is None:
+        status = {"no_official_build": "no official PyTorch build serves this machine's GPU",
+                  "no_build": "no PyTorch build fits this machine"}.get(res.status, res.status)
+        w(f"  {status} ({len(res.candidates)} candidates checked, none fits)\n\n")
+        w("  why not:\n")
+        for line in _summary_by_code(res):
+            w(line + "\n")
+        if res.alternatives:
+            w("\n  what you can do:\n")
+            for a in res.alternatives:
+                w(f"    - {a}\n")
+        for a in res.assumptions:
+            w(f"  assumed: {a}\n")
+        w("\n  --explain lists every candidate with its reasons; --json prints them for machines\n")
+        return
+    c = plan.candidate
+    via = {"pytorch": "download.pytorch.org", "pypi": "PyPI"}.get(c.build.channel, c.build.channel)
+    w(f"  {plan.title}   Python {plan.python or '(any)'}   from {via}\n")
+    comp = "   ".join(f"{k} {v}" for k, v in plan.pins.items() if k != "torch")
+    if comp:
+        w(f"    with     {comp}\n")
+    drv = driver_line(plan)
+    if drv:
+        w(f"    needs    {drv[len('needs '):]}\n")
+    for s in plan.steps:
+        w(f"    then     [{s.key}] {s.description}\n")
+    for cw in c.warnings:
+        w(f"    caveat   [{cw.code}] {cw.message}\n")
+    for a in res.assumptions:
+        w(f"    assumed  {a}\n")
+    for n in plan.notes:
+        w(f"    note     {n}\n")
+    for a in res.alternatives:
+        w(f"    or       {a}\n")
+    opt = "--index-url" if plan.index_kind == "simple" else "--find-links"
+    pins = " ".join(f"{k}=={v}" for k, v in plan.pins.items())
+    w(f"\n  install:\n    python -m pip install {opt} {plan.index_url} {pins}\n")
+    for s in plan.steps:
+        for ln in s.shell.strip().splitlines():
+            w(f"    {ln}\n")
+    w(f"\n  rejected ({len(res.rejected)} of {len(res.candidates)} candidates):\n")
+    for line in _summary_by_code(res):
+        w(line + "\n")
+    if written:
+        w(f"\n  wrote {', '.join(written)}\n")
+    else:
+        w("\n  -o DIR writes requirements.txt, environment.yml, Dockerfile and envcheck.lock.toml; "
+          "--explain lists every candidate; --json for machines\n")

@@ -1,0 +1,79 @@
+"""User-facing errors, each with the exit code the command line returns.
+
+Exit codes (the command-line contract in DESIGN.md):
+
+* 0 — ok
+* 1 — no compatible build, or a verify check failed (:class:`NoCompatibleBuild`)
+* 2 — bad input: usage, unknown GPU, malformed matrix or machine file, refused overwrite
+  (:class:`UsageError` and its subclasses)
+
+Only :func:`envcheck.cli.main` catches these; everything below it raises, so tests can assert on
+the exception and its message.
+"""
+
+from __future__ import annotations
+
+
+class EnvcheckError(Exception):
+    """Base class: a failure to report to the user as a message, never as a traceback."""
+
+    exit_code = 1
+
+
+class UsageError(EnvcheckError):
+    """Bad input from the user: flags, names, files. Exit code 2."""
+
+    exit_code = 2
+
+
+class UnknownGpuError(UsageError):
+    """A ``--gpu`` name matched no GPU in ``matrices/gpus*.toml``.
+
+    Attributes:
+        query: what the user typed.
+        suggestions: close matches (canonical GPU names), best first.
+    """
+
+    def __init__(self, query: str, suggestions: list[str]):
+        self.query = query
+        self.suggestions = suggestions
+        hint = ""
+        if suggestions:
+            hint = "\n  did you mean: " + ", ".join(suggestions)
+        super().__init__(
+            f"unknown GPU {query!r}{hint}\n  `envcheck gpus` lists every GPU envcheck knows; "
+            f"`envcheck gpus {query.split()[0] if query.split() else ''}` narrows it down."
+        )
+
+
+class DataFileError(UsageError):
+    """A matrix, machine or lock file is malformed.
+
+    Attributes:
+        path: the file.
+        key: the dotted key path inside it (``build[12].sm``), or ``""`` for the whole file.
+    """
+
+    def __init__(self, path: object, key: str, message: str):
+        self.path = str(path)
+        self.key = key
+        where = f"{self.path}: {key}" if key else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class OutputExistsError(UsageError):
+    """Refused to overwrite files the user already has (pass ``--force``)."""
+
+    def __init__(self, paths: list[str]):
+        self.paths = paths
+        listed = "\n".join(f"  {p}" for p in paths)
+        super().__init__(
+            f"refusing to overwrite existing file(s):\n{listed}\n  pass --force to replace them "
+            "(the old content is replaced atomically, never half-written)"
+        )
+
+
+class NoCompatibleBuild(EnvcheckError):
+    """No candidate build satisfied every constraint. Exit code 1."""
+
+    exit_code = 1

@@ -1,0 +1,164 @@
+"""Build a :class:`Machine` from what a person types (``--gpu 7900xtx --wsl --driver 25.3.1``).
+
+Flags describe a machine by name, or override single facts of a probed / saved one: ``--gpu``
+replaces the GPU list, every other flag replaces one field. Each fact set here is recorded in
+``Machine.how`` as coming from its flag.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import List, Optional, Sequence
+
+from envcheck.errors import UsageError
+from envcheck.machine.model import GpuDevice, Machine
+from envcheck.matrix import Matrix
+from envcheck.matrix.model import vkey
+
+_ARCH_ALIASES = {
+    "x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64",
+    "aarch64": "aarch64", "arm64": "arm64",
+    "x86": "x86", "i386": "x86", "i686": "x86", "win32": "x86",
+}
+_OS_ALIASES = {
+    "linux": "linux", "windows": "windows", "win": "windows", "win32": "windows",
+    "macos": "macos", "mac": "macos", "darwin": "macos", "osx": "macos",
+}
+
+
+def parse_python(text: str) -> tuple:
+    """``"3.12"`` → ``("3.12", 64)``; ``"3.13t"`` free-threaded; ``"3.7-32"`` (py launcher form) 32-bit.
+
+    Raises:
+        UsageError: not a CPython version.
+    """
+    mt = re.fullmatch(r"(?:cp|py|python)?\s*(\d)\.?(\d{1,2})(?:\.\d+)?(t?)(?:-(32|64))?", text.strip().lower())
+    if not mt:
+        raise UsageError(
+            f"--python {text!r}: expected a CPython version like 3.12, 3.13t (free-threaded) "
+            "or 3.7-32 (32-bit)"
+        )
+    return f"{mt.group(1)}.{mt.group(2)}{mt.group(3)}", int(mt.group(4) or 64)
+
+
+def parse_version_flag(flag: str, text: str, example: str) -> str:
+    """Check a dotted version flag value.
+
+    Raises:
+        UsageError: not a version.
+    """
+    t = text.strip()
+    try:
+        vkey(t)
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: expected a version like {example}") from None
+    if not re.fullmatch(r"\d+(\.\d+)*", t):
+        raise UsageError(f"{flag} {text!r}: expected a version like {example}")
+    return t
+
+
+def named_gpus(matrix: Matrix, names: Sequence[str]) -> List[GpuDevice]:
+    """Look up every ``--gpu`` name; ``"2x A100"`` / ``"A100:2"`` count as one A100 each.
+
+    Raises:
+        UnknownGpuError: a name matched nothing (exit 2, with close matches).
+    """
+    out: List[GpuDevice] = []
+    for raw in names:
+        text = raw.strip()
+        count = 1
+        mt = re.fullmatch(r"(\d+)\s*[x×]\s*(.+)", text, re.I) or None
+        if mt:
+            count, text = int(mt.group(1)), mt.group(2)
+        else:
+            mt = re.fullmatch(r"(.+?):(\d+)", text)
+            if mt:
+                text, count = mt.group(1), int(mt.group(2))
+        g = matrix.find_gpu(text)
+        for _ in range(max(1, count)):
+            out.append(GpuDevice(vendor=g.vendor, name=g.name, arch=g.arch, memory_mib=g.memory_mib,
+                                 how=f"--gpu {raw!r}"))
+    return out
+
+
+def apply_flags(
+    matrix: Matrix,
+    base: Optional[Machine] = None,
+    *,
+    gpus: Sequence[str] = (),
+    wsl: Optional[bool] = None,
+    os: Optional[str] = None,
+    arch: Optional[str] = None,
+    driver: Optional[str] = None,
+    python: Optional[str] = None,
+    glibc: Optional[str] = None,
+    distro: Optional[str] = None,
+    macos: Optional[str] = None,
+) -> Machine:
+    """The machine ``base`` (or a blank named machine) with the flags' facts applied.
+
+    Raises:
+        UsageError: a flag value is malformed, names an unknown GPU/distro, or contradicts
+            another flag (``--wsl --os windows``).
+    """
+    m = replace(base) if base is not None else Machine(how={}, unknown={})
+    m.how = dict(m.how)
+    if gpus:
+        m.gpus = named_gpus(matrix, gpus)
+        m.how["gpus"] = "--gpu"
+        if os is None and all(g.vendor == "apple" for g in m.gpus):
+            os = "macos"
+    if os is not None:
+        key = _OS_ALIASES.get(os.lower())
+        if key is None:
+            raise UsageError(f"--os {os!r}: expected linux, windows or macos")
+        if key != m.os:
+            if key != "linux":
+                m.glibc = m.distro = m.distro_name = None
+            if key == "macos" and arch is None:
+                m.arch = "arm64"
+        m.os, m.how["os"] = key, "--os"
+    if arch is not None:
+        key = _ARCH_ALIASES.get(arch.lower())
+        if key is None:
+            raise UsageError(f"--arch {arch!r}: expected x86_64 or aarch64 (arm64)")
+        m.arch, m.how["arch"] = key, "--arch"
+    if wsl:
+        if m.os != "linux":
+            raise UsageError("--wsl describes Linux under WSL2; it cannot be combined with --os "
+                             f"{m.os}")
+        m.wsl, m.wsl_version, m.how["wsl"] = True, 2, "--wsl"
+    if python is not None:
+        m.python, m.python_bits = parse_python(python)
+        m.how["python"] = "--python"
+    if distro is not None:
+        if m.os != "linux":
+            raise UsageError(f"--distro {distro!r} describes Linux, but the machine is {m.os}")
+        d = matrix.find_distro(distro)
+        m.distro, m.distro_name, m.glibc = d.id, d.name, d.glibc
+        m.how["glibc"] = f"--distro {distro} (matrices/platforms.toml)"
+    if glibc is not None:
+        if m.os != "linux":
+            raise UsageError(f"--glibc describes Linux, but the machine is {m.os}")
+        m.glibc, m.how["glibc"] = parse_version_flag("--glibc", glibc, "2.28"), "--glibc"
+    if macos is not None:
+        m.macos, m.how["macos"] = parse_version_flag("--macos", macos, "14.5"), "--macos"
+    if driver is not None:
+        value = parse_version_flag("--driver", driver, "570.124.06 (NVIDIA) or 25.3.1 (AMD Adrenalin)")
+        if m.wsl and m.gpus_of("amd") and not m.gpus_of("nvidia"):
+            m.amd_driver, m.how["amd_driver"] = value, "--driver (AMD Windows driver on WSL)"
+        else:
+            if not m.gpus_of("nvidia") and m.gpus:
+                raise UsageError(
+                    "--driver is the NVIDIA driver version (or, for an AMD GPU under --wsl, the "
+                    "Windows Adrenalin driver); this machine has no NVIDIA GPU"
+                )
+            m.nvidia_driver, m.how["nvidia_driver"] = value, "--driver"
+            m.cuda_driver_max = None
+    return m
+
+
+def has_target_flags(**flags: object) -> bool:
+    """True when any flag describes a target machine (so plan should not probe this one)."""
+    return any(v not in (None, False, (), []) for v in flags.values())

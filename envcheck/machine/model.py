@@ -1,0 +1,163 @@
+"""The Machine: what envcheck plans for — from probe, from flags, or from a saved file.
+
+One type for all three, so ``envcheck probe -o machine.toml`` on a cluster node and
+``envcheck plan --machine machine.toml`` elsewhere see the same thing. Every fact may be unknown
+(``None``); ``how`` records, per field, how it was learned (``"--driver flag"``, ``"nvml"``,
+``"/etc/os-release"``) and ``unknown`` records why a fact could not be learned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Dict, List, Optional
+
+OSES = ("linux", "windows", "macos")
+CPU_ARCHES = ("x86_64", "aarch64", "arm64", "x86")
+
+
+@dataclass
+class GpuDevice:
+    """One GPU of the machine.
+
+    Attributes:
+        vendor: ``nvidia`` | ``amd`` | ``intel`` | ``apple``.
+        name: marketing name (``"NVIDIA GeForce RTX 4090"``).
+        arch: ``sm_89`` (NVIDIA compute capability 8.9), ``gfx1100`` (AMD), ``xpu-…``, ``apple-m2``.
+        memory_mib: device memory in MiB, when known.
+        index: device index as the driver numbers it, when probed.
+        uuid: NVIDIA/AMD UUID, when probed.
+        mig: NVIDIA MIG mode enabled, when probed.
+        integrated: an integrated GPU (APU/iGPU); probe does not ask plans to serve these.
+        serve: whether plans must serve this GPU (every named GPU is served).
+        how: how this GPU was found (``"--gpu flag"``, ``"nvml"``, ``"kfd topology"``…).
+    """
+
+    vendor: str
+    name: str
+    arch: str
+    memory_mib: Optional[int] = None
+    index: Optional[int] = None
+    uuid: Optional[str] = None
+    mig: Optional[bool] = None
+    integrated: bool = False
+    serve: bool = True
+    how: str = ""
+
+    @property
+    def compute_capability(self) -> Optional[tuple]:
+        """``(8, 9)`` for ``sm_89``; ``None`` for non-NVIDIA."""
+        if self.vendor != "nvidia" or not self.arch.startswith("sm_"):
+            return None
+        digits = self.arch[3:].rstrip("af")
+        return int(digits[:-1]), int(digits[-1])
+
+
+@dataclass
+class Machine:
+    """Everything about a machine that decides which torch build runs on it.
+
+    Attributes:
+        os: ``linux`` | ``windows`` | ``macos`` (WSL is ``linux`` with ``wsl=True``).
+        arch: CPU architecture: ``x86_64`` | ``aarch64`` | ``arm64`` | ``x86`` (32-bit).
+        wsl: running under WSL2 (the GPU driver is the Windows one).
+        wsl_version: 1 or 2 when ``wsl``.
+        distro: a ``matrices/platforms.toml`` distro id (``ubuntu22.04``), when known.
+        distro_name: as the OS names itself (``"Ubuntu 22.04.4 LTS"``).
+        glibc: glibc version string (``"2.35"``); ``None`` off Linux or unknown.
+        macos: macOS version (``"14.5"``).
+        python: target CPython, ``"3.12"`` or ``"3.13t"`` (free-threaded).
+        python_bits: 64 or 32.
+        python_implementation: ``cpython`` (only CPython has torch wheels).
+        gpus: every GPU.
+        nvidia_driver: NVIDIA driver version (``"570.124.06"``; on WSL the Windows driver, ``"572.60"``).
+        cuda_driver_max: highest CUDA the driver supports (``"12.8"``, nvidia-smi's "CUDA Version").
+        amd_driver: AMD Windows driver (Adrenalin, ``"25.3.1"``) on WSL.
+        amd_linux_driver: amdgpu kernel driver version on native Linux, when known.
+        rocm: ROCm installed on the host (``"6.4.1"``), when known.
+        container: running inside a container.
+        docker: Docker engine facts (``reachable``, ``version``, ``nvidia_runtime``), when probed.
+        how: field name → how it was learned.
+        unknown: field name → why it is unknown.
+    """
+
+    os: str = "linux"
+    arch: str = "x86_64"
+    wsl: bool = False
+    wsl_version: Optional[int] = None
+    distro: Optional[str] = None
+    distro_name: Optional[str] = None
+    glibc: Optional[str] = None
+    macos: Optional[str] = None
+    python: Optional[str] = None
+    python_bits: int = 64
+    python_implementation: str = "cpython"
+    gpus: List[GpuDevice] = field(default_factory=list)
+    nvidia_driver: Optional[str] = None
+    cuda_driver_max: Optional[str] = None
+    amd_driver: Optional[str] = None
+    amd_linux_driver: Optional[str] = None
+    rocm: Optional[str] = None
+    container: Optional[bool] = None
+    docker: Dict[str, Any] = field(default_factory=dict)
+    how: Dict[str, str] = field(default_factory=dict)
+    unknown: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def platform(self) -> str:
+        """Matrix platform key: ``linux-x86_64``, ``windows-x86_64``, ``macos-arm64``, …"""
+        arch = self.arch
+        if self.os == "linux" and arch == "arm64":
+            arch = "aarch64"
+        if self.os in ("macos", "windows") and arch == "aarch64":
+            arch = "arm64"
+        if self.python_bits == 32:
+            arch = "x86"
+        return f"{self.os}-{arch}"
+
+    @property
+    def served_gpus(self) -> List[GpuDevice]:
+        """GPUs a plan must serve (all named ones; probed integrated GPUs are left out)."""
+        return [g for g in self.gpus if g.serve]
+
+    def gpus_of(self, vendor: str) -> List[GpuDevice]:
+        return [g for g in self.served_gpus if g.vendor == vendor]
+
+    def describe(self) -> str:
+        """One line a person reads: ``Linux x86_64 (WSL2), glibc 2.35, Python 3.12, 1× RTX 4090``."""
+        osname = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}.get(self.os, self.os)
+        parts = [f"{osname} {self.arch}" + (" (WSL2)" if self.wsl else "")]
+        if self.distro_name or self.distro:
+            parts.append(str(self.distro_name or self.distro))
+        if self.glibc:
+            parts.append(f"glibc {self.glibc}")
+        if self.macos:
+            parts.append(f"macOS {self.macos}")
+        if self.python:
+            parts.append(f"Python {self.python}" + (" (32-bit)" if self.python_bits == 32 else ""))
+        elif self.python_bits == 32:
+            parts.append("32-bit Python")
+        for g in self.gpus:
+            parts.append(f"{g.name} ({g.arch})")
+        if self.nvidia_driver:
+            parts.append(f"NVIDIA driver {self.nvidia_driver}")
+        if self.amd_driver:
+            parts.append(f"AMD Windows driver {self.amd_driver}")
+        return ", ".join(parts)
+
+    # -- serialisation ----------------------------------------------------------------------
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain data for JSON/TOML; ``None`` values are dropped (TOML has no null)."""
+        return drop_none(asdict(self))
+
+    @classmethod
+    def field_names(cls) -> List[str]:
+        return [f.name for f in fields(cls)]
+
+
+def drop_none(value: Any) -> Any:
+    """Recursively drop ``None`` values (TOML has no null)."""
+    if isinstance(value, dict):
+        return {k: drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [drop_none(v) for v in value if v is not None]
+    return value

@@ -1,0 +1,278 @@
+"""The compatibility matrix: every fact envcheck decides from, loaded from ``matrices/``.
+
+Use :func:`load_matrix` (cached per folder). Lookups that need judgement — which CUDA toolkit row a
+build's ``cuda`` names, the glibc floor of a wheel tag, which GPU a typed name means — live on
+:class:`Matrix` so the resolver stays a pure function of its inputs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from envcheck.errors import DataFileError, UnknownGpuError, UsageError
+from envcheck.matrix import model as m
+from envcheck.matrix.load import load_dir
+from envcheck.matrix.model import vkey
+
+__all__ = ["Matrix", "load_matrix", "default_matrix_dir", "normalize_gpu_name"]
+
+_PKG = Path(__file__).resolve().parent.parent
+
+
+def resource_dir(name: str) -> Path:
+    """A data folder shipped with envcheck (``matrices``, ``dockerfiles``, ``conda``).
+
+    Installed wheels carry them inside the package (``envcheck/_data/<name>``); a source checkout
+    has them at the repository root.
+    """
+    inside = _PKG / "_data" / name
+    return inside if inside.is_dir() else _PKG.parent / name
+
+
+def default_matrix_dir() -> Path:
+    """``$ENVCHECK_MATRICES`` if set, else the matrices shipped with envcheck."""
+    env = os.environ.get("ENVCHECK_MATRICES")
+    return Path(env) if env else resource_dir("matrices")
+
+
+_VENDOR_WORDS = re.compile(r"\b(nvidia|geforce|amd|radeon|intel|apple|graphics)\b")
+
+
+def normalize_gpu_name(text: str) -> str:
+    """``"NVIDIA GeForce RTX 4090"`` → ``"rtx4090"``: lower case, vendor words and spaces removed."""
+    t = _VENDOR_WORDS.sub(" ", text.lower().replace("(tm)", "").replace("(r)", ""))
+    return re.sub(r"[^a-z0-9]", "", t)
+
+
+_STRIP_PREFIX = re.compile(r"^(rtx|gtx|rx|tesla|quadro|instinct|arc)(?=\w)")
+_MEMORY_SUFFIX = re.compile(r"\d+gb.*$")
+
+
+class Matrix:
+    """All matrix rows, indexed for the resolver.
+
+    Attributes (all read-only by convention):
+        releases: torch releases, newest first.
+        builds: every build row (each may cover several releases).
+        channels, toolkits, families, archs, gpus, rocm_wsl, steps, distros, manylinux,
+        conda_forge, pytorch_channel, base_images, ci_targets: see matrices/README.md.
+        directory: the folder the rows were read from.
+    """
+
+    def __init__(self, directory: Path, files: Dict[str, Dict[str, list]]):
+        self.directory = directory
+        self.files = files
+
+        def rows(table: str, file_prefix: str = "") -> list:
+            out: list = []
+            for fname, tables in files.items():
+                if fname.startswith(file_prefix):
+                    out.extend(tables.get(table, []))
+            return out
+
+        self.releases: List[m.Release] = sorted(
+            rows("release", "torch-releases"), key=lambda r: vkey(r.version), reverse=True
+        )
+        self.release_by_version: Dict[str, m.Release] = {r.version: r for r in self.releases}
+        self.builds: List[m.Build] = rows("build")
+        self.channels: Dict[str, m.Channel] = {c.name: c for c in rows("channel")}
+        self.toolkits: List[m.Toolkit] = sorted(rows("toolkit"), key=lambda t: vkey(t.version))
+        self.families: Dict[int, m.Family] = {f.major: f for f in rows("family")}
+        self.archs: Dict[str, m.NvArch] = {a.sm: a for a in rows("arch")}
+        self.gpus: List[m.Gpu] = rows("gpu")
+        self.rocm_wsl: List[m.RocmWslRelease] = rows("release", "rocm-wsl")
+        self.steps: Dict[str, m.Step] = {s.key: s for s in rows("step")}
+        self.distros: List[m.Distro] = rows("distro")
+        self.manylinux: Dict[str, m.ManylinuxAlias] = {a.tag: a for a in rows("manylinux")}
+        self.conda_forge: List[m.CondaForgeRow] = rows("conda_forge")
+        self.pytorch_channel: List[m.PytorchChannelRow] = rows("pytorch_channel")
+        self.base_images: List[m.BaseImage] = rows("base_image")
+        self.ci_targets: List[m.CiTarget] = rows("ci_target")
+        self._builds_by_release: Dict[str, List[m.Build]] = {}
+        for b in self.builds:
+            for v in b.torch:
+                self._builds_by_release.setdefault(v, []).append(b)
+        self._gpu_index: Optional[Dict[str, m.Gpu]] = None
+
+    # -- torch -----------------------------------------------------------------------------
+    def builds_for(self, version: str) -> List[m.Build]:
+        """Every build row that covers torch ``version`` (order as in the files)."""
+        return self._builds_by_release.get(version, [])
+
+    def channel(self, name: str) -> m.Channel:
+        """The channel row ``name``.
+
+        Raises:
+            DataFileError: no such channel (a cross-reference the validator also checks).
+        """
+        try:
+            return self.channels[name]
+        except KeyError:
+            raise DataFileError(self.directory, f"channel {name!r}", "no [[channel]] row") from None
+
+    # -- CUDA --------------------------------------------------------------------------------
+    def toolkit(self, cuda: str) -> Optional[m.Toolkit]:
+        """The toolkit row for a build's ``cuda`` (``"12.8.0"``); for a bare ``"12.8"`` the GA row."""
+        want = vkey(cuda)
+        for t in self.toolkits:
+            if vkey(t.version) == want:
+                return t
+        mm = want.release[:2]
+        same = [t for t in self.toolkits if vkey(t.version).release[:2] == mm]
+        return same[0] if same else None
+
+    def family(self, cuda: str) -> Optional[m.Family]:
+        """The minor-version-compatibility family row that covers CUDA ``cuda``, if any."""
+        v = vkey(cuda).release
+        fam = self.families.get(v[0])
+        if fam and (len(v) < 2 or v[1] >= fam.min_minor):
+            return fam
+        return None
+
+    def nv_arch(self, sm: str) -> Optional[m.NvArch]:
+        return self.archs.get(sm)
+
+    # -- platform facts ---------------------------------------------------------------------
+    def glibc_floor(self, wheel_tag: str) -> Optional[str]:
+        """glibc a Linux wheel needs: from a PEP 600 tag's name, or a legacy alias row.
+
+        ``None`` for tags that state no floor (``linux_x86_64``) or non-Linux tags.
+        """
+        floors = []
+        for tag in wheel_tag.split("."):  # a compressed tag set needs only its lowest floor
+            mt = re.match(r"manylinux_(\d+)_(\d+)_", tag)
+            if mt:
+                floors.append(f"{mt.group(1)}.{mt.group(2)}")
+            alias = self.manylinux.get(re.sub(r"_(x86_64|aarch64|i686|ppc64le|s390x)$", "", tag))
+            if alias:
+                floors.append(alias.glibc)
+        return min(floors, key=vkey) if floors else None
+
+    @staticmethod
+    def macos_floor(wheel_tag: str) -> Optional[str]:
+        """``macosx_14_0_arm64`` → ``"14.0"``."""
+        mt = re.match(r"macosx_(\d+)_(\d+)_", wheel_tag)
+        return f"{mt.group(1)}.{mt.group(2)}" if mt else None
+
+    def find_distro(self, query: str) -> m.Distro:
+        """A distro by id, name or alias (``centos7``, ``Ubuntu 22.04``, ``jammy``).
+
+        Raises:
+            UsageError: unknown distro, with close matches.
+        """
+        key = re.sub(r"[^a-z0-9.]", "", query.lower())
+        index: Dict[str, m.Distro] = {}
+        for d in self.distros:
+            for n in (d.id, d.name, *d.aliases):
+                index.setdefault(re.sub(r"[^a-z0-9.]", "", n.lower()), d)
+        if key in index:
+            return index[key]
+        close = difflib.get_close_matches(key, list(index), n=4, cutoff=0.6)
+        names = list(dict.fromkeys(index[c].id for c in close))
+        hint = f"; did you mean: {', '.join(names)}" if names else ""
+        raise UsageError(
+            f"unknown distro {query!r}{hint}\n  known: "
+            + ", ".join(d.id for d in self.distros)
+            + "\n  or give the glibc directly: --glibc 2.28"
+        )
+
+    def distro_for_os_release(self, fields: Dict[str, str]) -> Optional[m.Distro]:
+        """The distro row whose ``os_release`` ID/VERSION_ID match ``/etc/os-release`` fields."""
+        for d in self.distros:
+            want = d.os_release
+            if want and all(fields.get(k, "").strip('"') == v for k, v in want.items()):
+                return d
+        return None
+
+    # -- GPUs --------------------------------------------------------------------------------
+    def _gpu_keys(self) -> Dict[str, m.Gpu]:
+        if self._gpu_index is None:
+            exact: Dict[str, m.Gpu] = {}
+            loose: Dict[str, List[m.Gpu]] = {}
+            for g in self.gpus:
+                for n in (g.name, *g.aliases):
+                    exact.setdefault(normalize_gpu_name(n), g)
+                k = _STRIP_PREFIX.sub("", normalize_gpu_name(g.name))
+                loose.setdefault(k, []).append(g)
+            for k, gs in loose.items():
+                if k and len({g.name for g in gs}) == 1:
+                    exact.setdefault(k, gs[0])
+            self._gpu_index = exact
+        return self._gpu_index
+
+    def find_gpu(self, query: str) -> m.Gpu:
+        """The GPU a person means by ``query`` (``7900xtx``, ``RTX 4090``, ``H100``).
+
+        Matching ignores case, spaces, punctuation and vendor words; aliases come from the data.
+
+        Raises:
+            UnknownGpuError: no match; carries close matches.
+        """
+        index = self._gpu_keys()
+        key = normalize_gpu_name(query)
+        for k in (key, _MEMORY_SUFFIX.sub("", key)):
+            if k and k in index:
+                return index[k]
+        close = difflib.get_close_matches(key, list(index), n=8, cutoff=0.6)
+        names = list(dict.fromkeys(index[c].name for c in close))[:5]
+        raise UnknownGpuError(query, names)
+
+    def search_gpus(self, query: str = "") -> List[m.Gpu]:
+        """GPUs whose name, alias, arch, family or vendor contains ``query`` (all when empty)."""
+        if not query:
+            return list(self.gpus)
+        q = normalize_gpu_name(query)
+        ql = query.lower().strip()
+        out = []
+        for g in self.gpus:
+            hay = [normalize_gpu_name(n) for n in (g.name, *g.aliases)]
+            if any(q and q in h for h in hay) or ql in (g.arch.lower(), g.vendor) or (
+                ql and ql in g.family.lower()
+            ):
+                out.append(g)
+        return out
+
+    def gpus_with_arch(self, arch: str) -> List[m.Gpu]:
+        return [g for g in self.gpus if g.arch == arch]
+
+    # -- ROCm on WSL ------------------------------------------------------------------------
+    def rocm_wsl_release(self, rocm: str) -> Optional[m.RocmWslRelease]:
+        """The ROCm-on-WSL row for ROCm ``rocm`` (exact, else same major.minor)."""
+        exact = [r for r in self.rocm_wsl if vkey(r.rocm) == vkey(rocm)]
+        if exact:
+            return exact[0]
+        mm = vkey(rocm).release[:2]
+        same = [r for r in self.rocm_wsl if vkey(r.rocm).release[:2] == mm]
+        return same[-1] if same else None
+
+    def versions(self) -> List[str]:
+        return [r.version for r in self.releases]
+
+
+def iter_sources(rows: Iterable[m.Sourced]) -> Iterable[Tuple[m.Sourced, str]]:
+    for r in rows:
+        for s in r.source:
+            yield r, s
+
+
+@lru_cache(maxsize=8)
+def _load_cached(directory: str, mtimes: Tuple[Tuple[str, float], ...]) -> Matrix:
+    return Matrix(Path(directory), dict(load_dir(Path(directory))))
+
+
+def load_matrix(directory: Optional[Path] = None) -> Matrix:
+    """Load and index every matrix file in ``directory`` (default: :func:`default_matrix_dir`).
+
+    Raises:
+        DataFileError: a missing folder or a malformed file (names the file and key).
+    """
+    d = Path(directory) if directory else default_matrix_dir()
+    if not d.is_dir():
+        raise DataFileError(d, "", "matrix folder not found (set --matrices or ENVCHECK_MATRICES)")
+    mtimes = tuple((p.name, p.stat().st_mtime) for p in sorted(d.glob("*.toml")))
+    return _load_cached(str(d.resolve()), mtimes)

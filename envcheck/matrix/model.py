@@ -1,0 +1,277 @@
+"""Typed rows of the compatibility matrix (``matrices/*.toml``).
+
+Every row keeps the ``source`` it came from and a ``confidence``; the meaning of each field is
+documented in ``matrices/README.md``. Versions are kept as strings exactly as written in the data
+(``"12.8.0"``, ``"570.124.06"``) and compared through :func:`envcheck.matrix.model.vkey`, which
+wraps :class:`packaging.version.Version`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Dict, Mapping, Optional, Tuple
+
+from packaging.version import InvalidVersion, Version
+
+CONFIDENCE_LEVELS = ("official", "copy", "community", "unverified")
+PLATFORMS = (
+    "linux-x86_64",
+    "linux-aarch64",
+    "windows-x86_64",
+    "windows-arm64",
+    "macos-arm64",
+    "macos-x86_64",
+)
+VENDORS = ("nvidia", "amd", "intel", "apple")
+
+
+@lru_cache(maxsize=4096)
+def vkey(text: str) -> Version:
+    """Parse a dotted version string (torch, CUDA, driver, glibc, macOS) for comparison.
+
+    Raises:
+        ValueError: the text is not a version (e.g. ``"570.x"``).
+    """
+    try:
+        return Version(text)
+    except InvalidVersion as exc:
+        raise ValueError(f"not a version: {text!r}") from exc
+
+
+def python_key(py: str) -> Tuple[int, int, bool]:
+    """``"3.13t"`` → ``(3, 13, True)``: (major, minor, free-threaded)."""
+    m = re.fullmatch(r"(\d+)\.(\d+)(t?)", py)
+    if not m:
+        raise ValueError(f"not a Python version like '3.12' or '3.13t': {py!r}")
+    return int(m.group(1)), int(m.group(2)), bool(m.group(3))
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """Provenance every row carries."""
+
+    source: Tuple[str, ...] = ()
+    confidence: str = "unverified"
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Release(Sourced):
+    """One torch release: Pythons per platform, what plain PyPI serves, paired packages."""
+
+    version: str = ""
+    date: str = ""
+    torchvision: str = ""
+    torchaudio: str = ""
+    python: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+    pypi: Mapping[str, str] = field(default_factory=dict)
+    pypi_tag: Mapping[str, str] = field(default_factory=dict)
+    pypi_pins: Mapping[str, str] = field(default_factory=dict)
+    compile_python_max: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Build(Sourced):
+    """A build row: a variant of one or more releases on one or more platforms.
+
+    ``sm``/``ptx`` (NVIDIA) and ``gfx`` (AMD) are the kernel list compiled into the wheel.
+    """
+
+    torch: Tuple[str, ...] = ()
+    variant: str = ""
+    channel: str = ""
+    platforms: Tuple[str, ...] = ()
+    wheel_tag: Mapping[str, str] = field(default_factory=dict)  # platform -> tag
+    python: Optional[Tuple[str, ...]] = None
+    cuda: Optional[str] = None
+    cudnn: Optional[str] = None
+    nccl: Optional[str] = None
+    sm: Tuple[str, ...] = ()
+    ptx: Tuple[str, ...] = ()
+    rocm: Optional[str] = None
+    gfx: Tuple[str, ...] = ()
+    mps: bool = False
+    mps_min_macos: Optional[str] = None
+    wsl: bool = False
+    glibc: Optional[str] = None  # glibc floor when the wheel tag states none (linux_x86_64)
+    local_label: bool = True  # file versions carry +variant (False: bare "2.4.0")
+    post_install: Tuple[str, ...] = ()
+    pins: Mapping[str, str] = field(default_factory=dict)
+    file: str = ""  # the matrix file the row came from (for messages)
+    index: int = 0  # its position there
+
+    def version_of(self, release_version: str) -> str:
+        """The version string the wheel file carries: ``2.7.0+cu128``, or bare for PyPI/unlabelled."""
+        if self.channel == "pypi" or not self.local_label:
+            return release_version
+        return f"{release_version}+{self.variant}"
+
+    @property
+    def backend(self) -> str:
+        """``cuda``, ``rocm``, ``xpu``, ``mps`` or ``cpu``: what the build drives."""
+        if self.cuda:
+            return "cuda"
+        if self.rocm:
+            return "rocm"
+        if self.variant == "xpu":
+            return "xpu"
+        if self.mps:
+            return "mps"
+        return "cpu"
+
+
+@dataclass(frozen=True)
+class Channel(Sourced):
+    """Where wheels are served. ``index_url`` may contain ``{variant}``."""
+
+    name: str = ""
+    index_url: str = ""
+    kind: str = "simple"  # "simple" (PEP 503/691 index) or "find-links"
+
+    def url_for(self, variant: str) -> str:
+        return self.index_url.replace("{variant}", variant)
+
+
+@dataclass(frozen=True)
+class Toolkit(Sourced):
+    """A CUDA toolkit release and the driver it shipped with (full support, PTX JIT)."""
+
+    version: str = ""
+    driver_linux: str = ""
+    driver_windows: str = ""
+
+
+@dataclass(frozen=True)
+class Family(Sourced):
+    """Minor-version compatibility floor for one CUDA major."""
+
+    major: int = 0
+    min_minor: int = 0
+    floor_linux: str = ""
+    floor_windows: str = ""
+
+
+@dataclass(frozen=True)
+class NvArch(Sourced):
+    """An NVIDIA architecture (``sm_86``) and the CUDA toolkits that can target it."""
+
+    sm: str = ""
+    compute_capability: str = ""
+    family: str = ""
+    first_cuda: str = ""
+    last_cuda: str = ""
+
+    @property
+    def major_minor(self) -> Tuple[int, int]:
+        major, minor = self.compute_capability.split(".")
+        return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class Gpu(Sourced):
+    """A GPU model by name: vendor and architecture."""
+
+    name: str = ""
+    vendor: str = ""
+    arch: str = ""
+    family: str = ""
+    segment: str = ""
+    memory_mib: Optional[int] = None
+    aliases: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RocmWslRelease(Sourced):
+    """A ROCm release AMD supports on WSL, the Windows driver it needs, the GPUs it serves."""
+
+    rocm: str = ""
+    adrenalin_min: str = ""
+    gfx: Tuple[str, ...] = ()
+    ubuntu: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Step(Sourced):
+    """A post-install step a plan must carry (e.g. removing the bundled libhsa on WSL)."""
+
+    key: str = ""
+    description: str = ""
+    shell: str = ""
+
+
+@dataclass(frozen=True)
+class Distro(Sourced):
+    """A Linux distribution release and the glibc it ships."""
+
+    id: str = ""
+    name: str = ""
+    aliases: Tuple[str, ...] = ()
+    glibc: str = ""
+    os_release: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ManylinuxAlias(Sourced):
+    """A legacy manylinux tag (``manylinux2014``) and its glibc floor."""
+
+    tag: str = ""
+    glibc: str = ""
+
+
+@dataclass(frozen=True)
+class MacosRelease(Sourced):
+    """A macOS release: version, name, Darwin major."""
+
+    version: str = ""
+    name: str = ""
+    darwin: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class CondaForgeRow(Sourced):
+    """conda-forge ``pytorch`` builds for some releases."""
+
+    torch: Tuple[str, ...] = ()
+    cuda_version: Tuple[str, ...] = ()
+    platforms: Tuple[str, ...] = ()
+    python: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PytorchChannelRow(Sourced):
+    """The ended ``-c pytorch`` conda channel: which CUDA flavours a release had."""
+
+    torch: Tuple[str, ...] = ()
+    pytorch_cuda: Tuple[str, ...] = ()
+    cudatoolkit: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BaseImage(Sourced):
+    """A Docker base image for rendered Dockerfiles."""
+
+    backend: str = ""  # cpu | cuda | rocm | rocm-wsl | xpu
+    image: str = ""
+    template: str = ""
+    python_from: str = ""  # "image" (python:X-slim) or "apt" (distro python3)
+    cuda_major: Optional[int] = None
+    rocm: Optional[str] = None
+    glibc: str = ""
+    run_flags: Tuple[str, ...] = ()  # `docker run` flags the container needs for the GPU
+    env: Mapping[str, str] = field(default_factory=dict)  # ENV lines for the image
+    prerequisites: Tuple[str, ...] = ()  # what the host needs (nvidia-container-toolkit…)
+
+
+@dataclass(frozen=True)
+class CiTarget(Sourced):
+    """A CI image target (nox ``images`` session)."""
+
+    name: str = ""
+    args: Tuple[str, ...] = ()
+    description: str = ""
+
+
+# Type alias for readability in signatures.
+StrMap = Dict[str, str]

@@ -1,0 +1,89 @@
+"""Text shared by every rendered file: the title, why this build, what it needs, what was rejected."""
+
+from __future__ import annotations
+
+from string import Template
+from typing import Dict, List
+
+from envcheck import __version__
+from envcheck.matrix import resource_dir
+from envcheck.matrix.model import vkey
+from envcheck.resolve.plan import Plan
+from envcheck.resolve.rules import name_of
+from envcheck.resolve.types import Candidate
+
+
+def title(plan: Plan) -> str:
+    """``torch 2.7.0+cu128 · Python 3.12 · Linux x86_64 · NVIDIA GeForce RTX 5090 (sm_120)``."""
+    m = plan.machine
+    parts = [plan.title, f"Python {plan.python}" if plan.python else "", m.describe()]
+    return " · ".join(p for p in parts if p)
+
+
+def driver_line(plan: Plan) -> str:
+    """``needs NVIDIA Linux driver ≥ 570.26 (≥ 525.60.13 under minor-version compatibility)``."""
+    d = plan.driver
+    if not d:
+        return ""
+    if d.get("vendor") == "amd":
+        return f"needs AMD Software: Adrenalin Edition ≥ {d['full']} on Windows (ROCm on WSL)"
+    side = d.get("side", "linux").capitalize()
+    floor = d.get("floor")
+    tail = f" (≥ {floor} under minor-version compatibility)" if floor and floor != d.get("full") else ""
+    return f"needs an NVIDIA {side} driver ≥ {d.get('full', floor)}{tail}"
+
+
+def rejected_summary(plan: Plan, limit: int = 8) -> List[str]:
+    """One line per rejected build (Pythons folded) of releases at least as new as the chosen one.
+
+    Returns lines like ``torch 2.12.0+cu130: [driver] Linux driver 570.124.06 is too old …``.
+    """
+    floor = vkey(plan.release.version)
+    seen: Dict[str, Candidate] = {}
+    for c in plan.resolution.rejected:
+        key = f"{c.release.version}|{c.build.variant}|{c.build.channel}"
+        if key not in seen and vkey(c.release.version) >= floor:
+            seen[key] = c
+    lines = []
+    for c in list(seen.values())[:limit]:
+        r = c.reasons[0]
+        more = f" (+{len(c.reasons) - 1} more)" if len(c.reasons) > 1 else ""
+        lines.append(f"{name_of(c)}: [{r.code}] {r.message}{more}")
+    hidden = len(seen) - min(len(seen), limit)
+    if hidden > 0:
+        lines.append(f"… and {hidden} more; `envcheck plan … --explain` lists every candidate")
+    return lines
+
+
+def comment_block(plan: Plan, prefix: str = "# ") -> str:
+    """The explanatory comment lines every rendered file carries."""
+    lines: List[str] = []
+    lines.append(f"why: the newest torch release whose build fits every constraint ({len(plan.resolution.candidates)} "
+                 f"candidates checked, {len(plan.resolution.accepted)} fit)")
+    drv = driver_line(plan)
+    if drv:
+        lines.append(drv)
+    for w in plan.candidate.warnings:
+        lines.append(f"caveat [{w.code}]: {w.message}")
+    for a in plan.resolution.assumptions:
+        lines.append(f"assumed: {a}")
+    for n in plan.notes:
+        lines.append(f"note: {n}")
+    rej = rejected_summary(plan)
+    if rej:
+        lines.append("rejected:")
+        lines.extend(f"  {r}" for r in rej)
+    return "\n".join(prefix + line for line in lines)
+
+
+def template(folder: str, name: str) -> Template:
+    """A ``string.Template`` from ``dockerfiles/`` or ``conda/``.
+
+    Raises:
+        FileNotFoundError: the template is missing (a packaging bug).
+    """
+    return Template((resource_dir(folder) / name).read_text(encoding="utf-8"))
+
+
+def version() -> str:
+    return __version__

@@ -1,0 +1,208 @@
+"""Render a Plan as requirements.txt, environment.yml, Dockerfile and envcheck.lock.toml.
+
+Pure text generation: no I/O beyond reading the templates in ``dockerfiles/`` and ``conda/``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import shlex
+from typing import Any, Dict, List, Optional
+
+import tomli_w
+
+from envcheck.machine.model import drop_none
+from envcheck.render.common import comment_block, driver_line, template, title, version
+from envcheck.resolve.plan import Plan
+
+LOCK_SCHEMA = 1
+
+
+def render_requirements(plan: Plan) -> str:
+    """``requirements.txt``: the index option, pinned torch + companions, comments saying why.
+
+    Install with ``python -m pip install -r requirements.txt`` (pip ≥ 20.3 for manylinux_x_y tags).
+    """
+    lines = [
+        f"# {title(plan)}",
+        f"# Written by envcheck {version()} (`envcheck plan`). Install: python -m pip install -r requirements.txt",
+        comment_block(plan),
+    ]
+    if plan.python:
+        lines.append(f"# for Python {plan.python} — install into an interpreter of that version")
+    lines += plan.pip_lines()
+    if plan.steps:
+        lines.append("# after installing, run (post-install steps of this build):")
+        for s in plan.steps:
+            lines.append(f"#   [{s.key}] {s.description}")
+            lines += [f"#     {ln}" for ln in s.shell.strip().splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def _conda_dependencies(plan: Plan) -> List[str]:
+    b = plan.build
+    deps = [f"python={plan.python.rstrip('t')}" if plan.python else "python"]
+    if plan.python.endswith("t"):
+        deps.append("python-freethreading")
+    choice = plan.conda
+    if choice is not None:
+        row, cuda_version = choice
+        if cuda_version:
+            deps.append(f"pytorch={plan.release.version}=*cuda*")  # never slip to a CPU build
+            deps.append(f"cuda-version={cuda_version}")
+            deps.append("torchvision=*=*cuda*")
+        else:
+            cpu = "cpu*" if b.backend == "cpu" and plan.machine.os != "macos" else "*"
+            deps.append(f"pytorch={plan.release.version}={cpu}")
+            deps.append("torchvision")
+        deps.append("torchaudio")
+        return [f"  - {d}" for d in deps]
+    deps.append("pip")
+    pip = [f"      - {ln}" for ln in plan.pip_lines()]
+    return [f"  - {d}" for d in deps] + ["  - pip:"] + pip
+
+
+def render_environment(plan: Plan) -> str:
+    """``environment.yml``: conda-forge ``pytorch`` pinned to a CUDA build string with
+    ``cuda-version`` for GPU builds conda-forge has; a ``pip:`` section where it has none (ROCm,
+    ROCm on WSL, XPU, releases conda-forge lacks). Never the ended ``-c pytorch`` channel.
+    """
+    b = plan.build
+    notes = [comment_block(plan)]
+    if plan.conda is None:
+        notes.append(f"# conda-forge has no {b.variant} build of torch {plan.release.version} on record: torch "
+                     "comes from pip inside the environment")
+    else:
+        row, cv = plan.conda
+        src = row.source[0] if row.source else ""
+        notes.append(f"# conda-forge pytorch {plan.release.version}" + (f" with cuda-version {cv}" if cv else "")
+                     + f" (matrices/conda.toml: {src})")
+        if cv:
+            notes.append("# conda-forge CUDA builds need the __cuda virtual package (a driver) at solve time;"
+                         " on a machine without one: CONDA_OVERRIDE_CUDA=" + cv)
+    steps = ""
+    if plan.steps:
+        steps = "\n# after `conda env create`, run inside the environment:\n" + "\n".join(
+            "\n".join(f"#   {ln}" for ln in s.shell.strip().splitlines()) for s in plan.steps
+        )
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"torch-{plan.release.version}-{b.variant}")
+    text = template("conda", "environment.yml.in").substitute(
+        title=title(plan),
+        envcheck_version=version(),
+        comments="\n".join(notes),
+        name=name,
+        dependencies="\n".join(_conda_dependencies(plan)),
+    )
+    return text + steps + ("\n" if steps else "")
+
+
+def docker_run_flags(plan: Plan) -> List[str]:
+    """The ``docker run`` flags the chosen build needs for its GPU (from matrices/docker.toml)."""
+    img = plan.base_image
+    return list(img.run_flags) if img else []
+
+
+def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
+    """``Dockerfile`` from the template the base-image row names.
+
+    Args:
+        wheelhouse: a folder (relative to the build context) holding every wheel the plan needs;
+            when given, pip installs from it with ``--no-index`` (air-gapped builds).
+
+    Raises:
+        UsageError: the matrix has no base image for this build's backend.
+    """
+    from envcheck.errors import UsageError
+
+    img = plan.base_image
+    if img is None:
+        raise UsageError(f"no Docker base image on record for the {plan.build.backend} backend "
+                         "(matrices/docker.toml)")
+    b = plan.build
+    python = plan.python.rstrip("t") or "3.12"
+    image = img.image.replace("{python}", python).replace("{rocm}", b.rocm or "")
+    pins = " ".join(shlex.quote(f"{k}=={v}") for k, v in plan.pins.items())
+    pip = "python -m pip install --no-cache-dir"
+    if wheelhouse:
+        install = (f"COPY {wheelhouse} /tmp/wheelhouse\n"
+                   f"RUN {pip} --no-index --find-links /tmp/wheelhouse {pins} \\\n"
+                   " && rm -rf /tmp/wheelhouse")
+    else:
+        opt = "--index-url" if plan.index_kind == "simple" else "--find-links"
+        install = f"RUN {pip} {opt} {plan.index_url} {pins}"
+    post = []
+    for s in plan.steps:
+        body = " \\\n && ".join(ln.strip() for ln in s.shell.strip().splitlines() if ln.strip())
+        post.append(f"# {s.description}\nRUN {body}")
+    env = [f"ENV {k}={v}" for k, v in sorted(img.env.items())]
+    prereq = [f"# Host prerequisite: {p}" for p in img.prerequisites]
+    drv = driver_line(plan)
+    if drv:
+        prereq.insert(0, f"# Host prerequisite: {drv}")
+    labels = {
+        "org.opencontainers.image.title": f"torch {plan.pins['torch']}",
+        "io.envcheck.torch": plan.pins["torch"],
+        "io.envcheck.variant": b.variant,
+        "io.envcheck.python": plan.python,
+    }
+    tag = f"envcheck/torch:{plan.pins['torch'].replace('+', '-')}"
+    text = template("dockerfiles", img.template).substitute(
+        title=title(plan),
+        envcheck_version=version(),
+        comments=comment_block(plan),
+        tag=re.sub(r"[^a-zA-Z0-9_.:/-]", "-", tag),
+        run_flags=" ".join(docker_run_flags(plan)),
+        prerequisites="\n".join(prereq),
+        base_image=image,
+        env="\n".join(env),
+        install=install,
+        post_install="\n".join(post),
+        python=python,
+        labels=" \\\n      ".join(f'{k}="{v}"' for k, v in labels.items()),
+    )
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
+def lock_document(plan: Plan, generated: Optional[str] = None) -> Dict[str, Any]:
+    """The ``envcheck.lock.toml`` document: machine, chosen build, what verify must find."""
+    b, r = plan.build, plan.release
+    res = plan.resolution
+    now = generated or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    doc: Dict[str, Any] = {
+        "schema": LOCK_SCHEMA,
+        "generated": now,
+        "envcheck": version(),
+        "request": {
+            "torch": res.request.torch_text or "*",
+            "backend": res.request.backend,
+            "compile": res.request.compile,
+        },
+        "machine": res.machine.to_dict(),
+        "build": {
+            "torch": r.version,
+            "variant": b.variant,
+            "channel": b.channel,
+            "index_url": plan.index_url,
+            "index_kind": plan.index_kind,
+            "python": plan.python,
+            "platform": res.machine.platform,
+            "wheel_tag": b.wheel_tag.get(res.machine.platform, ""),
+            "source": list(b.source),
+            "confidence": b.confidence,
+            "warnings": [w.message for w in plan.candidate.warnings],
+        },
+        "expect": plan.expect(),
+        "pip": {"lines": plan.pip_lines()},
+    }
+    if plan.steps:
+        doc["post_install"] = [{"key": s.key, "description": s.description, "shell": s.shell} for s in plan.steps]
+    return doc
+
+
+def render_lock(plan: Plan, generated: Optional[str] = None) -> str:
+    """``envcheck.lock.toml`` as text (``verify --lock`` reads it)."""
+    head = (f"# envcheck.lock.toml — {title(plan)}\n"
+            "# Written by `envcheck plan`; `envcheck verify --lock envcheck.lock.toml` checks an environment against it.\n")
+    return head + tomli_w.dumps(drop_none(lock_document(plan, generated)))
+

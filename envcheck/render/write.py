@@ -1,0 +1,61 @@
+"""Write rendered files without ever losing what the user had.
+
+All-or-nothing: every target is checked before anything is written; each file is written to a
+temporary file in the same folder and moved into place with :func:`os.replace` (atomic on POSIX
+and Windows), so a crash leaves either the old file or the new one, never half of either.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Dict, List
+
+from envcheck.errors import OutputExistsError, UsageError
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (UTF-8, ``\\n`` line ends)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_outputs(directory: Path, files: Dict[str, str], force: bool = False) -> List[Path]:
+    """Write ``files`` (name → text) into ``directory``, creating it if needed.
+
+    Raises:
+        OutputExistsError: some targets exist and ``force`` is false (nothing is written).
+        UsageError: ``directory`` is a file, or cannot be created / written.
+    """
+    d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise UsageError(f"-o {d}: exists and is not a directory")
+    targets = [d / name for name in files]
+    if not force:
+        existing = [str(t) for t in targets if t.exists()]
+        if existing:
+            raise OutputExistsError(existing)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        for t in targets:
+            write_atomic(t, files[t.name])
+    except OSError as exc:
+        raise UsageError(f"-o {d}: cannot write: {exc.strerror or exc}") from None
+    return targets

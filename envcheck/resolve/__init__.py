@@ -1,0 +1,236 @@
+"""resolve(Machine, Request, Matrix) → Resolution: a pure function, no I/O, never imports torch.
+
+Every candidate — each torch release × each of its builds × each Python — is checked against
+every constraint in :mod:`envcheck.resolve.rules`; all failures are kept. Accepted candidates are
+ranked by :func:`rank_key`:
+
+1. newest torch release first;
+2. fewer caveats (warnings) first — minor-version compatibility, PTX-only, unverified data;
+3. the best fit for the GPUs: an exact cubin/gfx target, then a same-major cubin, then PTX JIT;
+4. driver fit: full support, then driver unknown, then minor-version compatibility;
+5. the build variant: with a known driver, the newest CUDA/ROCm it fully supports; with the
+   driver unknown, the variant plain PyPI serves for that platform (PyTorch's own default), then
+   the newest;
+6. the Python, when the machine did not say: a GIL CPython that torch.compile supports, newest first.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from envcheck.machine.model import Machine
+from envcheck.matrix import Matrix
+from envcheck.matrix.model import python_key, vkey
+from envcheck.resolve.rules import (
+    CHECKS,
+    Context,
+    build_pythons,
+    check_gpus,
+    check_platform,
+    name_of,
+    py_span,
+)
+from envcheck.resolve.types import REASON_CODES, Candidate, Reason, Request, Resolution
+
+__all__ = ["resolve", "rank_key", "Request", "Resolution", "Candidate", "Reason", "REASON_CODES"]
+
+_GPU_CODES = {"gpu-arch", "backend", "wsl", "driver", "compile"}
+
+
+def enumerate_candidates(matrix: Matrix, machine: Machine) -> List[Candidate]:
+    """Every (release × build × Python) to consider for ``machine``.
+
+    With the machine's Python known, one candidate per build for that Python; otherwise one per
+    Python the build has a wheel for on the machine's platform (one with ``python=None`` when the
+    build has no wheel for the platform at all).
+    """
+    out: List[Candidate] = []
+    for release in matrix.releases:
+        for build in matrix.builds_for(release.version):
+            if machine.python:
+                pys: Sequence[Optional[str]] = [machine.python]
+            else:
+                probe = Candidate(release, build, None)
+                pys = list(build_pythons(probe, machine.platform)) or [None]
+            for py in pys:
+                out.append(Candidate(release, build, py))
+    return out
+
+
+def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine) -> Tuple:
+    """Sort key for accepted candidates (smaller = better); see the module docstring."""
+    b = c.build
+    driver_known = bool(machine.nvidia_driver or machine.cuda_driver_max)
+    toolkit = b.cuda or b.rocm or "0"
+    newest_first = tuple(-x for x in vkey(toolkit).release)
+    pypi_default = c.release.pypi.get(machine.platform) == b.variant and b.channel != "pypi"
+    variant_pref = (0 if driver_known or pypi_default else 1, newest_first)
+    py = c.python
+    if machine.python or py is None:
+        py_pref: Tuple = ()
+    else:
+        major, minor, ft = python_key(py)
+        py_pref = (ft, c.fit.get("compile") is False, -major, -minor)
+    return (
+        release_index.get(c.release.version, 1 << 30),
+        len(c.warnings),
+        c.fit.get("arch_fit", 0),
+        {"full": 0, "unknown": 1, "minor": 2}.get(c.fit.get("driver", "full"), 3),
+        variant_pref,
+        0 if b.channel == "pytorch" else 1,
+        py_pref,
+    )
+
+
+def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
+    """Check every candidate for ``machine`` against every constraint and rank the survivors.
+
+    Returns:
+        A :class:`Resolution` whose ``candidates`` are accepted-best-first, then rejected (in
+        matrix order: newest release first). ``status`` is ``ok``, ``no_build`` or
+        ``no_official_build``.
+    """
+    ctx = Context(matrix, machine, request)
+    cands = enumerate_candidates(matrix, machine)
+    for c in cands:
+        for check in CHECKS:
+            check(c, ctx)
+    release_index = {r.version: i for i, r in enumerate(matrix.releases)}
+    accepted = sorted((c for c in cands if c.accepted), key=lambda c: rank_key(c, release_index, machine))
+    rejected = [c for c in cands if not c.accepted]
+    res = Resolution(machine, request, accepted + rejected)
+    if not accepted:
+        res.status, res.fallback = _no_build_status(matrix, machine, request, release_index)
+    res.alternatives = _alternatives(res, ctx, release_index)
+    res.assumptions = _assumptions(res, ctx)
+    return res
+
+
+def _serves_arch(c: Candidate, machine: Machine) -> bool:
+    """Does the build carry code for every served GPU (ignoring driver, Python, glibc…)?"""
+    for g in machine.served_gpus:
+        if g.vendor == "nvidia":
+            if c.build.backend != "cuda":
+                return False
+            arch_msgs = [r for r in c.reasons if r.code == "gpu-arch"]
+            if arch_msgs:
+                return False
+        elif g.vendor == "amd":
+            if c.build.backend != "rocm" or g.arch not in c.build.gfx:
+                return False
+        elif g.vendor == "intel":
+            if c.build.variant != "xpu":
+                return False
+        elif g.vendor == "apple":
+            if not c.build.mps:
+                return False
+    return True
+
+
+def _no_build_status(
+    matrix: Matrix, machine: Machine, request: Request, release_index: Dict[str, int]
+) -> Tuple[str, Optional[Candidate]]:
+    if not machine.served_gpus or request.backend == "cpu":
+        return "no_build", None
+    cpu_request = Request(request.torch, request.torch_text, "cpu", request.compile)
+    cpu_ctx = Context(matrix, machine, cpu_request)
+    fallback = []
+    for c in enumerate_candidates(matrix, machine):
+        if c.build.backend not in ("cpu", "mps"):
+            continue
+        for check in CHECKS:
+            check(c, cpu_ctx)
+        if c.accepted:
+            fallback.append(c)
+    fallback.sort(key=lambda c: rank_key(c, release_index, machine))
+    best = fallback[0] if fallback else None
+    ctx = Context(matrix, machine, Request(backend="auto"))
+    any_serves = False
+    for c in enumerate_candidates(matrix, machine):
+        if machine.platform not in c.build.platforms or c.build.backend in ("cpu",):
+            continue
+        for check in (check_platform, check_gpus):
+            check(c, ctx)
+        if _serves_arch(c, machine) and not any(r.code in ("os", "arch") for r in c.reasons):
+            any_serves = True
+            break
+    return ("no_build" if any_serves else "no_official_build"), best
+
+
+def _only(c: Candidate, codes: set) -> bool:
+    return bool(c.reasons) and all(r.code in codes for r in c.reasons)
+
+
+def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) -> List[str]:
+    out: List[str] = []
+    chosen = res.chosen
+    machine = ctx.machine
+
+    def better(c: Candidate) -> bool:
+        return chosen is None or release_index[c.release.version] < release_index[chosen.release.version]
+
+    driver_only = [c for c in res.rejected if _only(c, {"driver"}) and better(c)]
+    if driver_only:
+        best = sorted(driver_only, key=lambda c: rank_key(c, release_index, machine))[0]
+        full, floor = best.fit.get("driver_full"), best.fit.get("driver_floor")
+        if best.build.backend == "cuda" and full:
+            extra = f" (≥ {floor} runs it under minor-version compatibility)" if floor and floor != full else ""
+            out.append(f"upgrade the NVIDIA driver to ≥ {full} to use {name_of(best)}{extra}")
+        elif best.fit.get("wsl_release"):
+            rel = best.fit["wsl_release"]
+            out.append(f"update the AMD Windows driver to Adrenalin ≥ {rel.adrenalin_min} to use {name_of(best)}")
+    glibc_only = [c for c in res.rejected if _only(c, {"glibc"}) and better(c)]
+    if glibc_only:
+        best = sorted(glibc_only, key=lambda c: rank_key(c, release_index, machine))[0]
+        out.append(f"{name_of(best)} needs glibc ≥ {best.fit.get('glibc_floor')}: run it in a container "
+                   "(`--format docker` writes a Dockerfile whose base image has it) or upgrade the OS")
+    py_only = [c for c in res.rejected if _only(c, {"python"}) and better(c) and machine.python_bits == 64]
+    if py_only and machine.python:
+        best = sorted(py_only, key=lambda c: rank_key(c, release_index, machine))[0]
+        pys = build_pythons(best, machine.platform)
+        out.append(f"{name_of(best)} has wheels for Python {py_span(pys)}; with one of those it would fit")
+    if res.status == "no_official_build":
+        for g in machine.served_gpus:
+            if g.vendor == "amd":
+                out.append(
+                    f"build torch from source for {g.arch}: PYTORCH_ROCM_ARCH={g.arch} (ROCm's and "
+                    "PyTorch's build docs); overriding the reported ISA with HSA_OVERRIDE_GFX_VERSION "
+                    "is not supported by AMD and is not offered here"
+                )
+            elif g.vendor == "nvidia":
+                cc = g.compute_capability
+                cc_s = f"{cc[0]}.{cc[1]}" if cc else g.arch
+                out.append(f"build torch from source with TORCH_CUDA_ARCH_LIST={cc_s} for the {g.name}")
+        if res.fallback:
+            out.append(f"or use the CPU build {name_of(res.fallback)}: re-run with --backend cpu")
+    elif res.status == "no_build" and res.fallback:
+        out.append(f"the CPU build {name_of(res.fallback)} would install: re-run with --backend cpu")
+    return list(dict.fromkeys(out))
+
+
+def _assumptions(res: Resolution, ctx: Context) -> List[str]:
+    m = ctx.machine
+    out: List[str] = []
+    chosen = res.chosen
+    if m.os == "linux" and not m.glibc:
+        out.append("glibc not given: assumed new enough for each wheel's manylinux tag (give --glibc "
+                   "or --distro to check it)")
+    if m.os == "macos" and not m.macos:
+        out.append("macOS version not given: assumed new enough for the wheel's macOS tag (--macos)")
+    if chosen is None:
+        return out
+    if chosen.build.backend == "cuda" and not (m.nvidia_driver or m.cuda_driver_max):
+        full, floor = chosen.fit.get("driver_full"), chosen.fit.get("driver_floor")
+        side = "Windows" if ctx.windows_driver else "Linux"
+        if full:
+            out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {full}"
+                       + (f" (≥ {floor} under minor-version compatibility)" if floor and floor != full else "")
+                       + "; `nvidia-smi` shows yours (--driver to check it)")
+    rel = chosen.fit.get("wsl_release")
+    if rel is not None and rel.adrenalin_min and not m.amd_driver:
+        out.append(f"AMD Windows driver not given: ROCm {rel.rocm} on WSL needs AMD Software: "
+                   f"Adrenalin Edition ≥ {rel.adrenalin_min} (--driver to check it)")
+    if not m.python and chosen.python:
+        out.append(f"Python not given: planned for Python {chosen.python} (the newest this build has "
+                   "that torch.compile supports; --python to choose)")
+    return out

@@ -1,0 +1,232 @@
+"""From a Resolution to a Plan: everything the renderers need, decided once.
+
+A :class:`Plan` pins the chosen build (torch, torchvision, torchaudio with their local version
+labels), the index URL (after ``--mirror`` rewriting), the post-install steps, the driver the
+machine needs, the conda and Docker choices, and what ``verify`` must find later. Renderers in
+:mod:`envcheck.render` only format it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from envcheck.errors import UsageError
+from envcheck.matrix import Matrix
+from envcheck.matrix.model import BaseImage, CondaForgeRow, Step, vkey
+from envcheck.resolve.rules import name_of
+from envcheck.resolve.types import Candidate, Resolution
+
+DEFAULT_MIRROR_PREFIX = "https://download.pytorch.org/whl"
+
+
+def parse_mirrors(values: Sequence[str]) -> List[Tuple[str, str]]:
+    """``--mirror URL`` (a mirror of download.pytorch.org/whl) or ``--mirror PREFIX=URL``.
+
+    Returns:
+        ``[(prefix, replacement)]``, both without a trailing slash.
+
+    Raises:
+        UsageError: not an http(s)/file URL.
+    """
+    out = []
+    for v in values:
+        prefix, _, url = v.rpartition("=") if "=" in v and v.split("=", 1)[0].startswith(("http", "file")) else ("", "", v)
+        prefix = (prefix or DEFAULT_MIRROR_PREFIX).rstrip("/")
+        url = url.strip().rstrip("/")
+        if not url.startswith(("http://", "https://", "file://")):
+            raise UsageError(f"--mirror {v!r}: expected a URL (https://mirror.example/pytorch-whl) or "
+                             "PREFIX=URL")
+        out.append((prefix, url))
+    return out
+
+
+def rewrite_url(url: str, mirrors: Sequence[Tuple[str, str]]) -> str:
+    """Apply the first mirror whose prefix starts ``url``."""
+    for prefix, repl in mirrors:
+        if url == prefix or url.startswith(prefix + "/"):
+            return repl + url[len(prefix):]
+    return url
+
+
+def cudnn_version_int(cudnn: str) -> int:
+    """``"9.7.1.26"`` → 90701, ``"8.9.2.26"`` → 8902: what ``torch.backends.cudnn.version()`` returns.
+
+    cuDNN's ``CUDNN_VERSION`` macro is major*1000+minor*100+patch up to 8.x and
+    major*10000+minor*100+patch from 9.0 (cudnn_version.h).
+    """
+    parts = [int(x) for x in cudnn.split(".")[:3]] + [0, 0]
+    major, minor, patch = parts[:3]
+    return major * (10000 if major >= 9 else 1000) + minor * 100 + patch
+
+
+@dataclass
+class Plan:
+    """A chosen build, ready to render.
+
+    Attributes:
+        resolution: the full resolver answer (every candidate and reason).
+        candidate: the chosen one.
+        python: the Python it targets (``"3.12"``).
+        index_url: where pip gets the wheels (mirror applied); ``index_kind`` says how
+            (``simple`` → ``--index-url``, ``find-links`` → ``--find-links``).
+        pins: ``{"torch": "2.7.0+cu128", "torchvision": "0.22.0+cu128", "torchaudio": …}``;
+            a companion absent from the matrix is missing here (and said so in ``notes``).
+        steps: post-install steps (matrix ``[[step]]`` rows).
+        driver: ``{"vendor", "full", "floor", "side"}`` for CUDA builds, or the Adrenalin minimum
+            for ROCm on WSL; empty when none applies.
+        conda: the conda-forge row to use, and the ``cuda-version`` (or ``None`` → pip section).
+        base_image: the Docker base image row.
+        notes: sentences for comments (why, needs, caveats).
+    """
+
+    resolution: Resolution
+    candidate: Candidate
+    python: str
+    index_url: str
+    index_kind: str
+    pins: Dict[str, str]
+    steps: List[Step] = field(default_factory=list)
+    driver: Dict[str, str] = field(default_factory=dict)
+    conda: Optional[Tuple[CondaForgeRow, Optional[str]]] = None
+    base_image: Optional[BaseImage] = None
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def machine(self):
+        return self.resolution.machine
+
+    @property
+    def build(self):
+        return self.candidate.build
+
+    @property
+    def release(self):
+        return self.candidate.release
+
+    @property
+    def title(self) -> str:
+        return name_of(self.candidate)
+
+    def pip_lines(self) -> List[str]:
+        """The requirement lines (index option first), without comments."""
+        opt = "--index-url" if self.index_kind == "simple" else "--find-links"
+        lines = [f"{opt} {self.index_url}"]
+        lines += [f"{pkg}=={ver}" for pkg, ver in self.pins.items()]
+        return lines
+
+    def expect(self) -> Dict[str, object]:
+        """What ``envcheck verify`` must find in an environment installed from this plan."""
+        b = self.build
+        exp: Dict[str, object] = {"torch_version": self.pins["torch"], "variant": b.variant,
+                                  "python": self.python}
+        for pkg in ("torchvision", "torchaudio"):
+            if pkg in self.pins:
+                exp[pkg] = self.pins[pkg]
+        if b.cuda:
+            exp["cuda"] = ".".join(b.cuda.split(".")[:2])
+            exp["arch_list"] = list(b.sm) + list(b.ptx)
+        if b.cudnn:
+            exp["cudnn"] = b.cudnn
+            exp["cudnn_version"] = cudnn_version_int(b.cudnn)
+        if b.nccl:
+            exp["nccl"] = b.nccl
+        if b.rocm:
+            exp["hip"] = ".".join(b.rocm.split(".")[:2])
+            exp["arch_list"] = list(b.gfx)
+        gpus = self.machine.served_gpus
+        if gpus:
+            exp["gpu_arch"] = sorted({g.arch for g in gpus})
+        for k, v in self.driver.items():
+            exp[f"driver_{k}"] = v
+        if self.steps:
+            exp["post_install"] = [s.key for s in self.steps]
+        if b.mps:
+            exp["mps"] = True
+        return exp
+
+
+def _conda_choice(
+    matrix: Matrix, c: Candidate, platform: str
+) -> Optional[Tuple[CondaForgeRow, Optional[str]]]:
+    """The conda-forge row for this release/platform and the ``cuda-version`` to pin.
+
+    CUDA builds need a conda-forge CUDA build of the same CUDA major.minor (else the same major);
+    ROCm and AMD-on-WSL builds have none (→ ``None``: the environment.yml uses a pip section).
+    """
+    b = c.build
+    if b.backend in ("rocm", "xpu") or b.wsl:
+        return None
+    for row in matrix.conda_forge:
+        if c.release.version not in row.torch:
+            continue
+        if platform not in row.platforms:
+            continue
+        if b.backend == "cuda":
+            mm = ".".join((b.cuda or "").split(".")[:2])
+            if mm in row.cuda_version:
+                return row, mm
+            same_major = [v for v in row.cuda_version if v.split(".")[0] == mm.split(".")[0]
+                          and vkey(v) <= vkey(mm)]
+            if same_major:
+                return row, max(same_major, key=vkey)
+            continue
+        return row, None
+    return None
+
+
+def _base_image(matrix: Matrix, c: Candidate, wsl: bool) -> Optional[BaseImage]:
+    b = c.build
+    kind = "rocm-wsl" if (b.wsl and wsl) else b.backend if b.backend != "mps" else "cpu"
+    rows = [r for r in matrix.base_images if r.backend == kind]
+    if kind == "cuda" and b.cuda:
+        major = int(b.cuda.split(".")[0])
+        rows = [r for r in rows if r.cuda_major in (None, major)] or rows
+    if kind == "rocm-wsl" and b.rocm:
+        exact = [r for r in rows if r.rocm and vkey(r.rocm) == vkey(b.rocm)]
+        rows = exact or rows
+    return rows[0] if rows else None
+
+
+def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]] = ()) -> Optional[Plan]:
+    """The plan for the chosen candidate of ``res`` (``None`` when nothing was accepted)."""
+    c = res.chosen
+    if c is None:
+        return None
+    b, r = c.build, c.release
+    ch = matrix.channel(b.channel)
+    index_url = rewrite_url(ch.url_for(b.variant), mirrors)
+    notes: List[str] = []
+
+    label = b.version_of
+    pins: Dict[str, str] = {"torch": b.pins.get("torch", label(r.version))}
+    for pkg in ("torchvision", "torchaudio"):
+        if pkg in b.pins:
+            pins[pkg] = b.pins[pkg]
+        elif getattr(r, pkg):
+            pins[pkg] = label(getattr(r, pkg))
+        else:
+            notes.append(f"{pkg}: no release pairs with torch {r.version} on record; not pinned")
+    steps = [matrix.steps[k] for k in b.post_install if k in matrix.steps]
+    driver: Dict[str, str] = {}
+    if b.backend == "cuda":
+        full, floor = c.fit.get("driver_full"), c.fit.get("driver_floor")
+        side = "windows" if (res.machine.os == "windows" or res.machine.wsl) else "linux"
+        driver = {k: v for k, v in (("vendor", "nvidia"), ("side", side), ("full", full), ("floor", floor)) if v}
+    rel = c.fit.get("wsl_release")
+    if rel is not None and rel.adrenalin_min:
+        driver = {"vendor": "amd", "side": "windows", "full": rel.adrenalin_min}
+    python = c.python or ""
+    return Plan(
+        resolution=res,
+        candidate=c,
+        python=python,
+        index_url=index_url,
+        index_kind=ch.kind,
+        pins=pins,
+        steps=steps,
+        driver=driver,
+        conda=_conda_choice(matrix, c, res.machine.platform),
+        base_image=_base_image(matrix, c, res.machine.wsl),
+        notes=notes,
+    )

@@ -1,0 +1,399 @@
+"""The constraints every candidate is checked against — all of them, never stopping at the first.
+
+Each ``check_*`` function reads one candidate and the :class:`Context` and appends reasons
+(``severity="error"`` rejects, ``"warning"`` accepts with a caveat) and ranking facts to
+``candidate.fit``. The facts they apply (kernel lists, driver floors, glibc floors, WSL support)
+all come from the matrix; the *rules* below are the general laws those facts obey:
+
+* NVIDIA binary compatibility (NVIDIA, "CUDA Compatibility" and the Blackwell compatibility
+  guide): a cubin built for ``sm_XY`` runs on compute capability X.Z with Z ≥ Y (same major);
+  PTX for ``compute_XY`` JIT-compiles for any newer GPU, but only on a driver that fully supports
+  the toolkit the PTX came from (minor-version compatibility does not cover PTX JIT).
+  Arch-specific targets (``sm_90a``) run only on that exact GPU.
+* NVIDIA driver: full support from the toolkit's own driver; within a CUDA major, an older driver
+  down to the family floor runs the build under minor-version compatibility (a warning).
+* AMD: a ``gfxNNNN`` target runs only its own code object; there is no forward compatibility.
+* glibc: a manylinux wheel needs glibc ≥ the floor its tag names (PEP 600 / 599).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from envcheck.machine.model import GpuDevice, Machine
+from envcheck.matrix import Matrix
+from envcheck.matrix.model import python_key, vkey
+from envcheck.resolve.types import Candidate, Request
+
+OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
+BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "mps": "MPS", "cpu": "CPU"}
+VENDOR_BACKEND = {"nvidia": "cuda", "amd": "rocm", "intel": "xpu", "apple": "mps"}
+VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}
+
+
+@dataclass
+class Context:
+    """The inputs every check reads (all immutable during one resolve)."""
+
+    matrix: Matrix
+    machine: Machine
+    request: Request
+
+    @property
+    def platform(self) -> str:
+        return self.machine.platform
+
+    @property
+    def windows_driver(self) -> bool:
+        """The NVIDIA driver is a Windows one (native Windows, or WSL2 where the host driver is used)."""
+        return self.machine.os == "windows" or self.machine.wsl
+
+
+# -- formatting helpers ---------------------------------------------------------------------
+
+def name_of(c: Candidate) -> str:
+    """``torch 2.7.0+cu128`` (``torch 2.7.0`` for PyPI builds)."""
+    if c.build.channel == "pypi":
+        return f"torch {c.release.version} ({c.build.variant}, PyPI)"
+    return f"torch {c.release.version}+{c.build.variant}"
+
+
+def py_span(pys: Sequence[str]) -> str:
+    """``["3.9", "3.10", "3.11", "3.13t"]`` → ``"3.9–3.11, 3.13t"``."""
+    gil = sorted((p for p in pys if not p.endswith("t")), key=python_key)
+    ft = sorted((p for p in pys if p.endswith("t")), key=python_key)
+    parts = []
+    if gil:
+        parts.append(gil[0] if len(gil) == 1 else f"{gil[0]}–{gil[-1]}")
+    parts.extend(ft)
+    return ", ".join(parts) or "none"
+
+
+def _cap(sm: str) -> Tuple[int, int, bool]:
+    """``sm_86`` → (8, 6, False); ``sm_90a`` → (9, 0, True) — arch-specific; ``compute_120`` too."""
+    mt = re.fullmatch(r"(?:sm|compute)_(\d+?)(\d)([af]?)", sm)
+    if not mt:
+        raise ValueError(sm)
+    return int(mt.group(1)), int(mt.group(2)), bool(mt.group(3))
+
+
+def _list(xs: Sequence[str], limit: int = 12) -> str:
+    xs = list(xs)
+    return ", ".join(xs if len(xs) <= limit else xs[:limit] + [f"… ({len(xs)} in all)"])
+
+
+# -- checks ---------------------------------------------------------------------------------
+
+def check_torch_spec(c: Candidate, ctx: Context) -> None:
+    spec = ctx.request.torch
+    if spec is not None and not spec.contains(c.release.version, prereleases=True):
+        c.add("torch", f"torch {c.release.version} does not match --torch {ctx.request.torch_text}")
+
+
+def check_platform(c: Candidate, ctx: Context) -> None:
+    m = ctx.machine
+    if m.python_bits == 32:
+        c.add("python", f"32-bit Python: {name_of(c)} has no 32-bit wheel — PyTorch publishes 64-bit "
+                        "wheels only; install a 64-bit Python")
+        return
+    if ctx.platform in c.build.platforms:
+        return
+    same_os = [p for p in c.build.platforms if p.split("-")[0] == m.os]
+    if same_os:
+        c.add("arch", f"{name_of(c)} is built for {', '.join(same_os)}, not {ctx.platform}")
+    else:
+        oses = sorted({OS_NAMES.get(p.split('-')[0], p) for p in c.build.platforms})
+        c.add("os", f"{name_of(c)} is built for {' and '.join(oses)} only, not "
+                    f"{OS_NAMES.get(m.os, m.os)}")
+
+
+def build_pythons(c: Candidate, platform: str) -> Sequence[str]:
+    """Pythons with a wheel of this build on ``platform`` (the build's list, else the release's)."""
+    if c.build.python is not None:
+        return c.build.python
+    return c.release.python.get(platform, ())
+
+
+def check_python(c: Candidate, ctx: Context) -> None:
+    if c.python is None or ctx.platform not in c.build.platforms or ctx.machine.python_bits == 32:
+        return
+    pys = build_pythons(c, ctx.platform)
+    if c.python in pys:
+        return
+    if c.python.endswith("t"):
+        c.add("python", f"{name_of(c)} has no free-threaded Python {c.python} wheel (it has "
+                        f"{py_span(pys)})")
+    else:
+        c.add("python", f"{name_of(c)} has no wheel for Python {c.python} (it has {py_span(pys)})")
+
+
+def check_glibc(c: Candidate, ctx: Context) -> None:
+    m = ctx.machine
+    if m.os != "linux" or ctx.platform not in c.build.platforms:
+        return
+    tag = c.build.wheel_tag.get(ctx.platform, "")
+    floor = ctx.matrix.glibc_floor(tag) or c.build.glibc
+    c.fit["glibc_floor"] = floor
+    if floor and m.glibc and vkey(m.glibc) < vkey(floor):
+        distro = f" ({m.distro_name or m.distro})" if (m.distro_name or m.distro) else ""
+        built = f"are {tag} and need" if ctx.matrix.glibc_floor(tag) else f"({tag}) are built for"
+        c.add("glibc", f"{name_of(c)} wheels {built} glibc ≥ {floor}; this machine has "
+                       f"glibc {m.glibc}{distro}")
+
+
+def check_macos(c: Candidate, ctx: Context) -> None:
+    m = ctx.machine
+    if m.os != "macos" or ctx.platform not in c.build.platforms:
+        return
+    tag = c.build.wheel_tag.get(ctx.platform, "")
+    floor = ctx.matrix.macos_floor(tag)
+    c.fit["macos_floor"] = floor
+    if floor and m.macos and vkey(m.macos) < vkey(floor):
+        c.add("macos", f"{name_of(c)} wheels are {tag} and need macOS ≥ {floor}; this Mac runs "
+                       f"{m.macos}")
+    apple = m.gpus_of("apple")
+    mps_min = c.build.mps_min_macos
+    if c.build.mps and apple and mps_min and m.macos and vkey(m.macos) < vkey(mps_min):
+        if ctx.request.backend == "cpu":
+            return
+        c.add("macos", f"MPS (the Apple GPU backend) in {name_of(c)} needs macOS ≥ {mps_min}; this "
+                       f"Mac runs {m.macos}, so torch would use the CPU only")
+
+
+def check_backend_request(c: Candidate, ctx: Context) -> None:
+    want = ctx.request.backend
+    b = c.build
+    if want == "auto":
+        return
+    ok = {
+        "cpu": b.backend in ("cpu", "mps"),
+        "mps": b.mps,
+        "xpu": b.variant == "xpu",
+        "cuda": b.backend == "cuda",
+        "rocm": b.backend == "rocm",
+    }.get(want)
+    if ok is None:  # an exact variant: cu128, rocm6.3 (rocm6.4 also matches rocm6.4.1)
+        ok = b.variant == want or b.variant.startswith(want + ".")
+    if not ok:
+        c.add("backend", f"--backend {want}: this is the {b.variant} build "
+                         f"({BACKEND_NAMES.get(b.backend, b.backend)})")
+
+
+def check_wsl(c: Candidate, ctx: Context) -> None:
+    m = ctx.machine
+    b = c.build
+    if not m.wsl:
+        if b.wsl:
+            c.add("wsl", f"{name_of(c)} is AMD's wheel set for ROCm on WSL; on native Linux the "
+                         "ROCm builds from download.pytorch.org are the supported ones")
+        return
+    if b.backend == "rocm" and not b.wsl:
+        c.add("wsl", f"{name_of(c)} (download.pytorch.org) does not run under WSL: it bundles its own "
+                     "libhsa-runtime64.so, which cannot reach the GPU through /dev/dxg; AMD publishes "
+                     "WSL wheels (repo.radeon.com) for that")
+        return
+    if b.wsl and b.rocm:
+        rel = ctx.matrix.rocm_wsl_release(b.rocm)
+        if rel is None:
+            c.add("wsl", f"no ROCm-on-WSL support is on record for ROCm {b.rocm}")
+            return
+        c.fit["wsl_release"] = rel
+        for g in m.gpus_of("amd"):
+            if g.arch not in rel.gfx:
+                c.add("wsl", f"ROCm {rel.rocm} on WSL supports {_list(rel.gfx)}; not {g.arch} "
+                             f"({g.name})")
+        if rel.adrenalin_min and m.amd_driver and vkey(m.amd_driver) < vkey(rel.adrenalin_min):
+            c.add("driver", f"AMD Windows driver {m.amd_driver} is older than {rel.adrenalin_min}, "
+                            f"the Adrenalin release ROCm {rel.rocm} on WSL needs")
+
+
+def driver_floors(c: Candidate, ctx: Context) -> Tuple[Optional[str], Optional[str]]:
+    """(toolkit driver = full support, minor-version-compatibility floor) for a CUDA build.
+
+    Either may be ``None`` when the matrix has no row (the caller says so).
+    """
+    tk = ctx.matrix.toolkit(c.build.cuda or "")
+    fam = ctx.matrix.family(c.build.cuda or "")
+    win = ctx.windows_driver
+    full = (tk.driver_windows if win else tk.driver_linux) if tk else None
+    floor = (fam.floor_windows if win else fam.floor_linux) if fam else None
+    return full or None, floor or None
+
+
+def check_driver(c: Candidate, ctx: Context) -> None:
+    """NVIDIA driver vs the CUDA the build was made with; records ``fit['driver']``."""
+    b = c.build
+    m = ctx.machine
+    if b.backend != "cuda" or not b.cuda:
+        return
+    full, floor = driver_floors(c, ctx)
+    c.fit["driver_full"], c.fit["driver_floor"] = full, floor
+    cuda_mm = ".".join(b.cuda.split(".")[:2])
+    major = b.cuda.split(".")[0]
+    drv = m.nvidia_driver
+    side = "Windows" if ctx.windows_driver else "Linux"
+    if drv is None and m.cuda_driver_max:
+        mx = vkey(m.cuda_driver_max)
+        if vkey(cuda_mm) <= mx:
+            c.fit["driver"] = "full"
+        elif floor and mx.release[0] == vkey(cuda_mm).release[0]:
+            c.fit["driver"] = "minor"
+            c.add("driver", f"the driver supports CUDA ≤ {m.cuda_driver_max}; CUDA {cuda_mm} runs "
+                            "under minor-version compatibility (limited features, no PTX JIT)",
+                  "warning")
+        else:
+            c.fit["driver"] = "fail"
+            c.add("driver", f"the driver supports CUDA ≤ {m.cuda_driver_max}; {name_of(c)} needs "
+                            f"CUDA {cuda_mm}" + (f" (driver ≥ {floor})" if floor else ""))
+        return
+    if drv is None:
+        c.fit["driver"] = "unknown"
+        return
+    if full is None and floor is None:
+        c.fit["driver"] = "unknown"
+        c.add("unverified", f"no driver minimum on record for CUDA {b.cuda}", "warning")
+        return
+    if full and vkey(drv) >= vkey(full):
+        c.fit["driver"] = "full"
+    elif floor and vkey(drv) >= vkey(floor):
+        c.fit["driver"] = "minor"
+        c.add("driver", f"{side} driver {drv} is older than {full}, the CUDA {b.cuda} toolkit driver; "
+                        f"it runs this build under CUDA {major}.x minor-version compatibility "
+                        f"(≥ {floor}): limited features, no PTX JIT", "warning")
+    else:
+        c.fit["driver"] = "fail"
+        if floor:
+            c.add("driver", f"{side} driver {drv} is too old for CUDA {cuda_mm}: any CUDA {major}.x "
+                            f"build needs ≥ {floor} (minor-version compatibility floor); CUDA "
+                            f"{cuda_mm} is fully supported from {full}")
+        else:
+            c.add("driver", f"{side} driver {drv} is too old for CUDA {cuda_mm}: it needs ≥ {full} "
+                            f"(CUDA {major}.x has no minor-version compatibility)")
+
+
+def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
+    b = c.build
+    cap = g.compute_capability
+    if cap is None:
+        c.add("gpu-arch", f"unknown NVIDIA architecture {g.arch!r} for {g.name}")
+        return
+    major, minor = cap
+    cubins = []
+    for sm in b.sm:
+        ma, mi, specific = _cap(sm)
+        cubins.append((ma, mi, specific, sm))
+    exact = [s for ma, mi, sp, s in cubins if (ma, mi) == (major, minor)]
+    compatible = [(mi, s) for ma, mi, sp, s in cubins if ma == major and mi <= minor and not sp]
+    ptx = [(ma * 10 + mi, s) for ma, mi, sp, s in (_cap(p) + (p,) for p in b.ptx)
+           if ma * 10 + mi <= major * 10 + minor and not sp]
+    arch_row = ctx.matrix.nv_arch(g.arch)
+    fit = c.fit.get("arch_fit", 0)
+    if exact:
+        c.fit["arch_fit"] = max(fit, 0)
+        return
+    if compatible:
+        c.fit["arch_fit"] = max(fit, 1)
+        best = max(compatible)[1]
+        if arch_row and arch_row.first_cuda and b.cuda and vkey(b.cuda) < vkey(arch_row.first_cuda):
+            c.add("gpu-arch", f"{name_of(c)} was built with CUDA {b.cuda}, before {g.arch} existed "
+                              f"(CUDA ≥ {arch_row.first_cuda}): the {g.name} runs its {best} cubins "
+                              "(binary compatible within a major), with no code tuned for it",
+                  "warning")
+        return
+    if ptx:
+        c.fit["arch_fit"] = max(fit, 2)
+        src = max(ptx)[1]
+        if c.fit.get("driver") == "minor":
+            full = c.fit.get("driver_full")
+            c.add("driver", f"only PTX ({src}) serves {g.arch} ({g.name}) in {name_of(c)}, and PTX "
+                            f"JIT needs the full CUDA {b.cuda} driver (≥ {full}); minor-version "
+                            "compatibility does not cover PTX JIT")
+            return
+        c.add("gpu-arch", f"{name_of(c)} has no {g.arch} cubin: the {g.name} JIT-compiles its {src} "
+                          "PTX at first use (slow first start)", "warning")
+        return
+    oldest = min(cubins)[3] if cubins else None
+    if oldest and (major, minor) < min(cubins)[:2]:
+        why = f"{g.arch} is older than the oldest arch it carries ({oldest})"
+    else:
+        why = "cubins run only on the same major with an equal or higher minor, PTX only forward"
+    has = _list(b.sm) + (f" + PTX {_list(b.ptx)}" if b.ptx else "")
+    hint = ""
+    if arch_row and arch_row.first_cuda and b.cuda and vkey(b.cuda) < vkey(arch_row.first_cuda):
+        hint = f"; {g.arch} needs a build made with CUDA ≥ {arch_row.first_cuda}"
+    c.add("gpu-arch", f"{name_of(c)} carries {has}; nothing in it runs on {g.arch} ({g.name}, "
+                      f"compute capability {major}.{minor}): {why}{hint}")
+
+
+def check_gpus(c: Candidate, ctx: Context) -> None:
+    """Every GPU the machine asks to be served must be served by this build."""
+    m = ctx.machine
+    b = c.build
+    gpus = m.served_gpus
+    if not gpus:
+        if b.backend in ("cuda", "rocm", "xpu") and ctx.request.backend == "auto":
+            vendor = {"cuda": "NVIDIA", "rocm": "AMD", "xpu": "Intel"}[b.backend]
+            c.add("backend", f"a {BACKEND_NAMES[b.backend]} build, but the machine has no {vendor} "
+                             f"GPU; the CPU build is smaller (name the GPU with --gpu, or ask for "
+                             f"this build with --backend {b.variant})")
+        return
+    if b.backend == "cpu" or (b.backend == "mps" and not m.gpus_of("apple")):
+        names = ", ".join(dict.fromkeys(g.name for g in gpus))
+        if ctx.request.backend == "cpu":
+            c.add("backend", f"CPU build: the {names} stay unused (--backend cpu)", "warning")
+        else:
+            c.add("backend", f"CPU-only build: it would leave the {names} unused (pass --backend cpu "
+                             "to plan a CPU install anyway)")
+        return
+    for g in gpus:
+        need = VENDOR_BACKEND.get(g.vendor)
+        if b.backend != need:
+            c.add("backend", f"a {BACKEND_NAMES.get(b.backend, b.backend)} build cannot drive the "
+                             f"{g.name} ({VENDOR_NAMES.get(g.vendor, g.vendor)}, needs "
+                             f"{BACKEND_NAMES.get(need or '', need)})")
+            continue
+        if g.vendor == "nvidia":
+            _nvidia_arch(c, ctx, g)
+        elif g.vendor == "amd":
+            if g.arch not in b.gfx:
+                c.add("gpu-arch", f"{name_of(c)} carries code for {_list(b.gfx)}; none for {g.arch} "
+                                  f"({g.name}) — an AMD target runs only code built for it")
+            else:
+                c.fit["arch_fit"] = max(c.fit.get("arch_fit", 0), 0)
+
+
+def check_compile(c: Candidate, ctx: Context) -> None:
+    mx = c.release.compile_python_max
+    if not c.python or not mx:
+        return
+    if python_key(c.python)[:2] > python_key(mx)[:2]:
+        msg = (f"torch.compile in torch {c.release.version} supports Python ≤ {mx}; on {c.python} it "
+               f"raises \"Dynamo is not supported on Python {c.python.rstrip('t')}+\"")
+        c.fit["compile"] = False
+        c.add("compile", msg, "error" if ctx.request.compile else "warning")
+
+
+def check_unverified(c: Candidate, ctx: Context) -> None:
+    for row, what in ((c.build, "build facts"), (c.release, "release facts")):
+        if row.confidence == "unverified":
+            note = f": {row.note}" if row.note else ""
+            c.add("unverified", f"{what} of {name_of(c)} are not confirmed by a primary source{note}",
+                  "warning")
+
+
+#: The order matters only where a check reads another's ``fit`` (gpus reads driver).
+CHECKS: List[Callable[[Candidate, Context], None]] = [
+    check_torch_spec,
+    check_platform,
+    check_python,
+    check_glibc,
+    check_macos,
+    check_backend_request,
+    check_wsl,
+    check_driver,
+    check_gpus,
+    check_compile,
+    check_unverified,
+]

@@ -1,0 +1,186 @@
+"""What the resolver takes and gives: Request, Reason, Candidate, Resolution."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from envcheck.errors import UsageError
+from envcheck.machine.model import Machine
+from envcheck.matrix.model import Build, Release
+
+#: Stable reason codes (the ``code`` of every reason in ``plan --json``).
+REASON_CODES = {
+    "os": "the build is not made for this operating system",
+    "arch": "the build is not made for this CPU architecture",
+    "python": "no wheel for this Python (version, free-threading, 32-bit)",
+    "glibc": "the wheel's manylinux tag needs a newer glibc than the machine has",
+    "macos": "the wheel (or MPS) needs a newer macOS",
+    "torch": "the release does not match --torch",
+    "backend": "the build's backend (cpu/cuda/rocm/xpu/mps) cannot serve the machine or --backend",
+    "gpu-arch": "the build's kernel list has no code for a GPU's architecture",
+    "driver": "the GPU driver is too old for the build (or only under minor-version compatibility)",
+    "wsl": "the build does not run under WSL (or is made only for WSL)",
+    "compile": "torch.compile does not support this Python in this release",
+    "unverified": "a fact behind this build could not be confirmed from a primary source",
+}
+
+BACKEND_RE = re.compile(r"auto|cpu|cuda|rocm|xpu|mps|cu\d{2,3}|rocm\d+\.\d+(\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the user asked for beyond the machine.
+
+    Attributes:
+        torch: the ``--torch`` spec as a :class:`SpecifierSet` (``None`` = any release).
+        torch_text: the spec as typed.
+        backend: ``auto`` or a backend (``cpu``, ``cuda``, ``cu128``, ``rocm``, ``rocm6.3``, ``xpu``, ``mps``).
+        compile: require ``torch.compile`` support (else a lack of it is only a warning).
+    """
+
+    torch: Optional[SpecifierSet] = None
+    torch_text: str = ""
+    backend: str = "auto"
+    compile: bool = False
+
+    @staticmethod
+    def parse_torch(text: str) -> SpecifierSet:
+        """``2.7`` → ``==2.7.*``; ``2.7.1`` → ``==2.7.1``; ``2.1.*`` → ``==2.1.*``; PEP 440 specs as is.
+
+        Raises:
+            UsageError: not a version or PEP 440 specifier.
+        """
+        t = text.strip().replace(" ", "")
+        if t.startswith("torch"):
+            t = t[5:]
+        if re.fullmatch(r"\d+\.\d+", t):
+            t = f"=={t}.*"
+        elif re.fullmatch(r"\d+(\.\d+)*(\.\*)?", t):
+            t = f"=={t}"
+        try:
+            return SpecifierSet(t)
+        except InvalidSpecifier:
+            raise UsageError(
+                f"--torch {text!r}: expected a version (2.7, 2.7.1), a wildcard (2.1.*) or a PEP 440 "
+                "specifier (>=2.5,<2.8)"
+            ) from None
+
+    @staticmethod
+    def parse_backend(text: str) -> str:
+        """Check a ``--backend`` value.
+
+        Raises:
+            UsageError: not one of auto, cpu, cuda, cuXYZ, rocm, rocmX.Y, xpu, mps.
+        """
+        t = text.strip().lower()
+        if not BACKEND_RE.fullmatch(t):
+            raise UsageError(
+                f"--backend {text!r}: expected auto, cpu, cuda or cuXYZ (cu128), rocm or rocmX.Y "
+                "(rocm6.3), xpu or mps"
+            )
+        return t
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a candidate was rejected (``severity="error"``) or accepted with a caveat (``"warning"``)."""
+
+    code: str
+    message: str
+    severity: str = "error"
+
+    def to_dict(self) -> Dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass
+class Candidate:
+    """One (release × build × Python) the resolver considered.
+
+    Attributes:
+        release, build: matrix rows.
+        python: the Python it was checked for (``None`` when the target's Python is unknown and
+            the build has no wheel list for the platform).
+        reasons: every failure (empty = accepted).
+        warnings: caveats of an accepted candidate.
+        fit: ranking facts recorded by the checks (``arch_fit``, ``driver_fit``…).
+    """
+
+    release: Release
+    build: Build
+    python: Optional[str]
+    reasons: List[Reason] = field(default_factory=list)
+    warnings: List[Reason] = field(default_factory=list)
+    fit: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return not self.reasons
+
+    @property
+    def torch(self) -> str:
+        return self.release.version
+
+    @property
+    def variant(self) -> str:
+        return self.build.variant
+
+    @property
+    def label(self) -> str:
+        """``torch==2.7.0+cu128`` (or the exact pinned version for index builds with longer labels)."""
+        pin = self.build.pins.get("torch") or self.build.version_of(self.release.version)
+        return f"torch=={pin}"
+
+    def add(self, code: str, message: str, severity: str = "error") -> None:
+        (self.reasons if severity == "error" else self.warnings).append(Reason(code, message, severity))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "torch": self.release.version,
+            "variant": self.build.variant,
+            "channel": self.build.channel,
+            "python": self.python,
+            "accepted": self.accepted,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+
+@dataclass
+class Resolution:
+    """The resolver's answer.
+
+    Attributes:
+        machine, request: the inputs.
+        candidates: every candidate, ranked: accepted ones first (best first), then rejected.
+        status: ``ok`` | ``no_build`` | ``no_official_build`` (a GPU no official build serves;
+            ``fallback`` holds the CPU build).
+        fallback: the best CPU candidate when ``status == "no_official_build"``.
+        alternatives: sentences offering other ways out (a driver upgrade, a source build).
+        assumptions: facts the plan assumed because the machine did not say (``glibc unknown``).
+    """
+
+    machine: Machine
+    request: Request
+    candidates: List[Candidate]
+    status: str = "ok"
+    fallback: Optional[Candidate] = None
+    alternatives: List[str] = field(default_factory=list)
+    assumptions: List[str] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> List[Candidate]:
+        return [c for c in self.candidates if c.accepted]
+
+    @property
+    def rejected(self) -> List[Candidate]:
+        return [c for c in self.candidates if not c.accepted]
+
+    @property
+    def chosen(self) -> Optional[Candidate]:
+        acc = self.accepted
+        return acc[0] if acc else None
