@@ -97,9 +97,9 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
         w(f"    note     {n}\n")
     for a in res.alternatives:
         w(f"    or       {a}\n")
-    opt = "--index-url" if plan.index_kind == "simple" else "--find-links"
     pins = " ".join(f"{k}=={v}" for k, v in plan.pins.items())
-    w(f"\n  install:\n    python -m pip install {opt} {plan.index_url} {pins}\n")
+    opt = f"{plan.index_option} " if plan.index_option else ""
+    w(f"\n  install:\n    python -m pip install {opt}{pins}\n")
     for s in plan.steps:
         for ln in s.shell.strip().splitlines():
             w(f"    {ln}\n")

@@ -68,7 +68,7 @@ def named_gpus(matrix: Matrix, names: Sequence[str]) -> List[GpuDevice]:
     for raw in names:
         text = raw.strip()
         count = 1
-        mt = re.fullmatch(r"(\d+)\s*[x×]\s*(.+)", text, re.I) or None
+        mt = re.fullmatch(r"(\d{1,2})\s*[x×]\s*(\D.*)", text, re.I)
         if mt:
             count, text = int(mt.group(1)), mt.group(2)
         else:
@@ -124,6 +124,10 @@ def apply_flags(
         if key is None:
             raise UsageError(f"--arch {arch!r}: expected x86_64 or aarch64 (arm64)")
         m.arch, m.how["arch"] = key, "--arch"
+    if m.os == "macos" and m.arch in ("arm64", "aarch64") and not m.gpus and not gpus and base is None:
+        # Every Apple-silicon Mac has its GPU, reached through MPS.
+        m.gpus = [GpuDevice(vendor="apple", name="Apple silicon GPU", arch="apple-silicon",
+                            how="assumed: every arm64 Mac has one")]
     if wsl:
         if m.os != "linux":
             raise UsageError("--wsl describes Linux under WSL2; it cannot be combined with --os "

@@ -250,6 +250,13 @@ class Matrix:
         same = [r for r in self.rocm_wsl if vkey(r.rocm).release[:2] == mm]
         return same[-1] if same else None
 
+    def previous_release(self, version: str) -> Optional[m.Release]:
+        """The release just before ``version`` (by version order), if any."""
+        for i, r in enumerate(self.releases):
+            if r.version == version:
+                return self.releases[i + 1] if i + 1 < len(self.releases) else None
+        return None
+
     def versions(self) -> List[str]:
         return [r.version for r in self.releases]
 

@@ -263,7 +263,8 @@ SPECS: Dict[Type[Any], Spec] = {
         "gfx": (lambda c: _list(c, _pattern(c, GFX_RE, "an AMD target like 'gfx1100'")), True),
         "ubuntu": (lambda c: _list(c, _version(c)), False),
     },
-    m.Step: {"key": (_str, True), "description": (_str, True), "shell": (_str, True)},
+    m.Step: {"key": (_str, True), "description": (_str, True), "shell": (_str, True),
+             "env": (lambda c: _table(c, _str(c)), False)},
     m.Distro: {
         "id": (_str, True),
         "name": (_str, True),
@@ -278,11 +279,20 @@ SPECS: Dict[Type[Any], Spec] = {
         "cuda_version": (lambda c: _list(c, _version(c)), True),
         "platforms": (lambda c: _list(c, _choice(c, m.PLATFORMS)), True),
         "python": (_py_list, False),
+        "arm_variant": (_str, False),
     },
     m.PytorchChannelRow: {
         "torch": (lambda c: _str_or_list(c, _version(c)), True),
         "pytorch_cuda": (lambda c: _list(c, _version(c)), False),
         "cudatoolkit": (lambda c: _list(c, _version(c)), False),
+        "platforms": (lambda c: _list(c, _choice(c, m.PLATFORMS)), False),
+    },
+    m.CondaConstraint: {
+        "package": (_str, True),
+        "build": (_str, False),
+        "run": (lambda c: _list(c, _str(c)), False),
+        "host": (lambda c: _list(c, _str(c)), False),
+        "run_constrained": (lambda c: _list(c, _str(c)), False),
     },
     m.BaseImage: {
         "backend": (lambda c: _choice(c, ("cpu", "cuda", "rocm", "rocm-wsl", "xpu")), True),
@@ -311,7 +321,8 @@ TABLES: List[Tuple["re.Pattern[str]", Dict[str, Type[Any]]]] = [
     (re.compile(r"gpus.*\.toml"), {"gpu": m.Gpu}),
     (re.compile(r"rocm-wsl\.toml"), {"release": m.RocmWslRelease, "step": m.Step}),
     (re.compile(r"platforms\.toml"), {"distro": m.Distro, "manylinux": m.ManylinuxAlias, "macos": m.MacosRelease}),
-    (re.compile(r"conda\.toml"), {"conda_forge": m.CondaForgeRow, "pytorch_channel": m.PytorchChannelRow}),
+    (re.compile(r"conda\.toml"), {"conda_forge": m.CondaForgeRow, "pytorch_channel": m.PytorchChannelRow,
+                                         "constraint": m.CondaConstraint}),
     (re.compile(r"docker\.toml"), {"base_image": m.BaseImage, "ci_target": m.CiTarget}),
 ]
 
@@ -361,6 +372,11 @@ def _fixups(cls: Type[Any], kw: Dict[str, Any], ctx: _Ctx, key: str) -> Any:
         comp = kw.pop("compile", {}) or {}
         if comp.get("python_max") is not None:
             kw["compile_python_max"] = str(comp["python_max"])
+        for name in ("free_threaded", "windows"):
+            if name in comp:
+                if not isinstance(comp[name], bool):
+                    raise ctx.fail(f"{key}.compile.{name}", f"expected true or false, got {comp[name]!r}")
+                kw[f"compile_{name}"] = comp[name]
     if cls is m.Build:
         tag = kw.get("wheel_tag")
         if isinstance(tag, str):

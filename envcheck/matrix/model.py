@@ -69,7 +69,9 @@ class Release(Sourced):
     pypi: Mapping[str, str] = field(default_factory=dict)
     pypi_tag: Mapping[str, str] = field(default_factory=dict)
     pypi_pins: Mapping[str, str] = field(default_factory=dict)
-    compile_python_max: Optional[str] = None
+    compile_python_max: Optional[str] = None  # "" = no torch.compile in this release
+    compile_free_threaded: Optional[bool] = None
+    compile_windows: Optional[bool] = None
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,7 @@ class Step(Sourced):
     key: str = ""
     description: str = ""
     shell: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)  # variables the runtime needs set (ENV)
 
 
 @dataclass(frozen=True)
@@ -237,6 +240,7 @@ class CondaForgeRow(Sourced):
     cuda_version: Tuple[str, ...] = ()
     platforms: Tuple[str, ...] = ()
     python: Tuple[str, ...] = ()
+    arm_variant: str = ""  # e.g. "tegra" (Jetson) builds
 
 
 @dataclass(frozen=True)
@@ -246,6 +250,18 @@ class PytorchChannelRow(Sourced):
     torch: Tuple[str, ...] = ()
     pytorch_cuda: Tuple[str, ...] = ()
     cudatoolkit: Tuple[str, ...] = ()
+    platforms: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CondaConstraint(Sourced):
+    """How a conda package gates installation (``__cuda``, ``cuda-version`` run_constrained)."""
+
+    package: str = ""
+    build: str = ""
+    run: Tuple[str, ...] = ()
+    host: Tuple[str, ...] = ()
+    run_constrained: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -58,17 +58,20 @@ def cross_check(mx: Matrix) -> List[Problem]:
     rel = mx.release_by_version
     if not mx.releases:
         err("torch-releases.toml", "release", "no releases")
-    seen: Dict[Tuple[str, str, str, str], str] = {}
+    seen: Dict[Tuple[str, str, str, str, str], str] = {}
     for b in mx.builds:
         k = _bkey(b)
         for v in b.torch:
             if v not in rel:
                 err(b.file, f"{k}.torch", f"torch {v} has no [[release]] row in torch-releases.toml")
+                continue
             for p in b.platforms:
-                ident = (v, b.variant, b.channel, p)
-                if ident in seen:
-                    err(b.file, k, f"torch {v}+{b.variant} on {p} ({b.channel}) is also in {seen[ident]}")
-                seen[ident] = f"{b.file} {k}"
+                for py in (b.python if b.python is not None else rel[v].python.get(p, ("*",))):
+                    ident = (v, b.variant, b.channel, p, py)
+                    if ident in seen:
+                        err(b.file, k, f"torch {v}+{b.variant} for Python {py} on {p} ({b.channel}) is "
+                                       f"also in {seen[ident]}")
+                    seen[ident] = f"{b.file} {k}"
         if b.channel not in mx.channels:
             err(b.file, f"{k}.channel", f"no [[channel]] named {b.channel!r}")
         if b.cuda:
@@ -143,9 +146,20 @@ def cross_check(mx: Matrix) -> List[Problem]:
 
 
 def validate(directory: Path) -> List[Problem]:
-    """Every problem in ``directory``; a file that does not load is one problem."""
-    try:
-        _, problems = validate_dir(directory)
-    except DataFileError as exc:
-        return [Problem(Path(exc.path).name, exc.key or "-", str(exc).split(": ", 2)[-1])]
+    """Every problem in ``directory``: each file that does not load is one problem; when all load,
+    the cross-table checks run too."""
+    from envcheck.matrix.load import load_file
+
+    if not Path(directory).is_dir():
+        return [Problem(str(directory), "-", "matrix folder not found")]
+    problems: List[Problem] = []
+    for path in sorted(Path(directory).glob("*.toml")):
+        try:
+            load_file(path, strict=True)
+        except DataFileError as exc:
+            msg = str(exc)[len(f"{exc.path}: {exc.key}: "):] if exc.key else str(exc)[len(f"{exc.path}: "):]
+            problems.append(Problem(path.name, exc.key or "-", msg))
+    if problems:
+        return problems
+    _, problems = validate_dir(directory)
     return problems

@@ -33,16 +33,22 @@ def driver_line(plan: Plan) -> str:
     return f"needs an NVIDIA {side} driver ≥ {d.get('full', floor)}{tail}"
 
 
+#: Reasons that say only "made for another platform / another vendor" — true, but no news.
+_NOISE = {"os", "arch", "backend"}
+
+
 def rejected_summary(plan: Plan, limit: int = 8) -> List[str]:
     """One line per rejected build (Pythons folded) of releases at least as new as the chosen one.
 
+    Builds rejected only for being made for another platform or GPU vendor are left out.
     Returns lines like ``torch 2.12.0+cu130: [driver] Linux driver 570.124.06 is too old …``.
     """
     floor = vkey(plan.release.version)
     seen: Dict[str, Candidate] = {}
     for c in plan.resolution.rejected:
         key = f"{c.release.version}|{c.build.variant}|{c.build.channel}"
-        if key not in seen and vkey(c.release.version) >= floor:
+        informative = any(r.code not in _NOISE for r in c.reasons)
+        if key not in seen and informative and vkey(c.release.version) >= floor:
             seen[key] = c
     lines = []
     for c in list(seen.values())[:limit]:

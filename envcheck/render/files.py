@@ -37,6 +37,9 @@ def render_requirements(plan: Plan) -> str:
         for s in plan.steps:
             lines.append(f"#   [{s.key}] {s.description}")
             lines += [f"#     {ln}" for ln in s.shell.strip().splitlines()]
+    if plan.env:
+        lines.append("# set in the environment that runs torch: "
+                     + " ".join(f"{k}={v}" for k, v in sorted(plan.env.items())))
     return "\n".join(lines) + "\n"
 
 
@@ -129,13 +132,15 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
                    f"RUN {pip} --no-index --find-links /tmp/wheelhouse {pins} \\\n"
                    " && rm -rf /tmp/wheelhouse")
     else:
-        opt = "--index-url" if plan.index_kind == "simple" else "--find-links"
-        install = f"RUN {pip} {opt} {plan.index_url} {pins}"
+        opt = f"{plan.index_option} " if plan.index_option else ""
+        install = f"RUN {pip} {opt}{pins}"
     post = []
     for s in plan.steps:
+        if s.env:
+            continue  # becomes ENV below
         body = " \\\n && ".join(ln.strip() for ln in s.shell.strip().splitlines() if ln.strip())
         post.append(f"# {s.description}\nRUN {body}")
-    env = [f"ENV {k}={v}" for k, v in sorted(img.env.items())]
+    env = [f"ENV {k}={v}" for k, v in sorted({**img.env, **plan.env}.items())]
     prereq = [f"# Host prerequisite: {p}" for p in img.prerequisites]
     drv = driver_line(plan)
     if drv:

@@ -11,7 +11,8 @@ ranked by :func:`rank_key`:
 5. the build variant: with a known driver, the newest CUDA/ROCm it fully supports; with the
    driver unknown, the variant plain PyPI serves for that platform (PyTorch's own default), then
    the newest;
-6. the Python, when the machine did not say: a GIL CPython that torch.compile supports, newest first.
+6. the Python, when the machine did not say: a GIL CPython that torch.compile supports and that the
+   previous release supported too (not one this release just added), newest first.
 """
 
 from __future__ import annotations
@@ -40,20 +41,30 @@ _GPU_CODES = {"gpu-arch", "backend", "wsl", "driver", "compile"}
 def enumerate_candidates(matrix: Matrix, machine: Machine) -> List[Candidate]:
     """Every (release × build × Python) to consider for ``machine``.
 
-    With the machine's Python known, one candidate per build for that Python; otherwise one per
-    Python the build has a wheel for on the machine's platform (one with ``python=None`` when the
+    A build is a release's (variant, channel); its rows may be split by Python (e.g. free-threaded
+    wheels with another macOS tag) — for each Python the row that has its wheel on the machine's
+    platform is used. With the machine's Python known, one candidate per build for that Python;
+    otherwise one per Python the build has on the platform (one with ``python=None`` when the
     build has no wheel for the platform at all).
     """
     out: List[Candidate] = []
+    platform = machine.platform
     for release in matrix.releases:
+        groups: Dict[Tuple[str, str], List] = {}
         for build in matrix.builds_for(release.version):
+            groups.setdefault((build.variant, build.channel), []).append(build)
+        for rows in groups.values():
+            on_platform = [b for b in rows if platform in b.platforms] or rows
+            by_python: Dict[Optional[str], object] = {}
+            for b in on_platform:
+                for py in build_pythons(Candidate(release, b, None), platform):
+                    by_python.setdefault(py, b)
             if machine.python:
                 pys: Sequence[Optional[str]] = [machine.python]
             else:
-                probe = Candidate(release, build, None)
-                pys = list(build_pythons(probe, machine.platform)) or [None]
+                pys = list(by_python) or [None]
             for py in pys:
-                out.append(Candidate(release, build, py))
+                out.append(Candidate(release, by_python.get(py, on_platform[0]), py))  # type: ignore[arg-type]
     return out
 
 
@@ -70,14 +81,14 @@ def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine) -> T
         py_pref: Tuple = ()
     else:
         major, minor, ft = python_key(py)
-        py_pref = (ft, c.fit.get("compile") is False, -major, -minor)
+        py_pref = (ft, c.fit.get("compile") is False, bool(c.fit.get("python_new")), -major, -minor)
     return (
         release_index.get(c.release.version, 1 << 30),
         len(c.warnings),
         c.fit.get("arch_fit", 0),
         {"full": 0, "unknown": 1, "minor": 2}.get(c.fit.get("driver", "full"), 3),
         variant_pref,
-        0 if b.channel == "pytorch" else 1,
+        {"pypi": 0, "pytorch": 1}.get(b.channel, 2),
         py_pref,
     )
 
@@ -215,8 +226,6 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
     if m.os == "linux" and not m.glibc:
         out.append("glibc not given: assumed new enough for each wheel's manylinux tag (give --glibc "
                    "or --distro to check it)")
-    if m.os == "macos" and not m.macos:
-        out.append("macOS version not given: assumed new enough for the wheel's macOS tag (--macos)")
     if chosen is None:
         return out
     if chosen.build.backend == "cuda" and not (m.nvidia_driver or m.cuda_driver_max):
@@ -232,5 +241,11 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
                    f"Adrenalin Edition ≥ {rel.adrenalin_min} (--driver to check it)")
     if not m.python and chosen.python:
         out.append(f"Python not given: planned for Python {chosen.python} (the newest this build has "
-                   "that torch.compile supports; --python to choose)")
+                   "that torch.compile supports and the previous release had too; --python to choose)")
+    if m.os == "macos" and not m.macos:
+        floor = chosen.fit.get("macos_floor")
+        mps = chosen.build.mps_min_macos if chosen.build.mps else None
+        if floor or mps:
+            out.append("macOS version not given: the wheel needs macOS ≥ " + (floor or "?")
+                       + (f"; MPS (the Apple GPU) needs macOS ≥ {mps}" if mps else "") + " (--macos to check)")
     return out

@@ -110,10 +110,25 @@ class Plan:
 
     def pip_lines(self) -> List[str]:
         """The requirement lines (index option first), without comments."""
-        opt = "--index-url" if self.index_kind == "simple" else "--find-links"
-        lines = [f"{opt} {self.index_url}"]
+        lines = [self.index_option] if self.index_option else []
         lines += [f"{pkg}=={ver}" for pkg, ver in self.pins.items()]
         return lines
+
+    @property
+    def index_option(self) -> str:
+        """``--index-url URL`` / ``--find-links URL``; empty for plain PyPI (pip's configured index)."""
+        if self.build.channel == "pypi":
+            return ""
+        opt = "--index-url" if self.index_kind == "simple" else "--find-links"
+        return f"{opt} {self.index_url}"
+
+    @property
+    def env(self) -> Dict[str, str]:
+        """Environment variables the build needs at run time (from its post-install steps)."""
+        out: Dict[str, str] = {}
+        for s in self.steps:
+            out.update(s.env)
+        return out
 
     def expect(self) -> Dict[str, object]:
         """What ``envcheck verify`` must find in an environment installed from this plan."""

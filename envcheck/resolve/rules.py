@@ -121,6 +121,8 @@ def check_python(c: Candidate, ctx: Context) -> None:
         return
     pys = build_pythons(c, ctx.platform)
     if c.python in pys:
+        prev = ctx.matrix.previous_release(c.release.version)
+        c.fit["python_new"] = prev is not None and c.python not in prev.python.get(ctx.platform, ())
         return
     if c.python.endswith("t"):
         c.add("python", f"{name_of(c)} has no free-threaded Python {c.python} wheel (it has "
@@ -251,6 +253,9 @@ def check_driver(c: Candidate, ctx: Context) -> None:
     if drv is None:
         c.fit["driver"] = "unknown"
         return
+    if full is None and floor and vkey(drv) >= vkey(floor):
+        c.fit["driver"] = "full"  # NVIDIA lists no toolkit driver here (Windows, CUDA ≥ 13.0)
+        return
     if full is None and floor is None:
         c.fit["driver"] = "unknown"
         c.add("unverified", f"no driver minimum on record for CUDA {b.cuda}", "warning")
@@ -335,7 +340,9 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
     if not gpus:
         if b.backend in ("cuda", "rocm", "xpu") and ctx.request.backend == "auto":
             vendor = {"cuda": "NVIDIA", "rocm": "AMD", "xpu": "Intel"}[b.backend]
-            c.add("backend", f"a {BACKEND_NAMES[b.backend]} build, but the machine has no {vendor} "
+            kind = BACKEND_NAMES[b.backend]
+            article = "an" if kind[0] in "AEIOUX" else "a"
+            c.add("backend", f"{article} {kind} build, but the machine has no {vendor} "
                              f"GPU; the CPU build is smaller (name the GPU with --gpu, or ask for "
                              f"this build with --backend {b.variant})")
         return
@@ -350,7 +357,9 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
     for g in gpus:
         need = VENDOR_BACKEND.get(g.vendor)
         if b.backend != need:
-            c.add("backend", f"a {BACKEND_NAMES.get(b.backend, b.backend)} build cannot drive the "
+            kind = BACKEND_NAMES.get(b.backend, b.backend)
+            article = "an" if kind[0] in "AEIOUX" else "a"
+            c.add("backend", f"{article} {kind} build cannot drive the "
                              f"{g.name} ({VENDOR_NAMES.get(g.vendor, g.vendor)}, needs "
                              f"{BACKEND_NAMES.get(need or '', need)})")
             continue
@@ -365,22 +374,34 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
 
 
 def check_compile(c: Candidate, ctx: Context) -> None:
-    mx = c.release.compile_python_max
-    if not c.python or not mx:
+    """torch.compile (Dynamo) support for the candidate's Python, free-threading and OS."""
+    r = c.release
+    mx = r.compile_python_max
+    if not c.python or mx is None:
         return
-    if python_key(c.python)[:2] > python_key(mx)[:2]:
-        msg = (f"torch.compile in torch {c.release.version} supports Python ≤ {mx}; on {c.python} it "
-               f"raises \"Dynamo is not supported on Python {c.python.rstrip('t')}+\"")
+    why = ""
+    if mx == "":
+        why = f"torch {r.version} has no torch.compile (it arrived in 2.0)"
+    elif python_key(c.python)[:2] > python_key(mx)[:2]:
+        why = (f"torch.compile in torch {r.version} supports Python ≤ {mx}; on {c.python} it raises "
+               f"\"Dynamo is not supported on Python {c.python.rstrip('t')}+\"")
+    elif c.python.endswith("t") and r.compile_free_threaded is False:
+        why = f"torch.compile in torch {r.version} rejects free-threaded Python ({c.python})"
+    elif ctx.machine.os == "windows" and r.compile_windows is False:
+        why = f"torch.compile in torch {r.version} does not support Windows"
+    if why:
         c.fit["compile"] = False
-        c.add("compile", msg, "error" if ctx.request.compile else "warning")
+        c.add("compile", why, "error" if ctx.request.compile else "warning")
 
 
 def check_unverified(c: Candidate, ctx: Context) -> None:
     for row, what in ((c.build, "build facts"), (c.release, "release facts")):
         if row.confidence == "unverified":
-            note = f": {row.note}" if row.note else ""
-            c.add("unverified", f"{what} of {name_of(c)} are not confirmed by a primary source{note}",
-                  "warning")
+            note = row.note.split("; ")[0] if row.note else ""
+            note = f" ({note[:160]}…)" if len(note) > 160 else (f" ({note})" if note else "")
+            c.add("unverified", f"some {what} of {name_of(c)} are not confirmed by a primary "
+                                f"source{note}; `envcheck matrix show --torch {c.release.version} "
+                                f"--variant {c.build.variant}` shows them", "warning")
 
 
 #: The order matters only where a check reads another's ``fit`` (gpus reads driver).
