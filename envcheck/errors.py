@@ -77,3 +77,18 @@ class NoCompatibleBuild(EnvcheckError):
     """No candidate build satisfied every constraint. Exit code 1."""
 
     exit_code = 1
+
+
+class IndexFetchError(EnvcheckError):
+    """A wheel index page could not be read or made no sense (timeout, HTTP error, truncated body,
+    wrong content type, redirect loop, malformed file name). Exit code 1: the input was fine, the
+    fetch failed; nothing was written."""
+
+    exit_code = 1
+
+
+class IndexDataMissing(EnvcheckError):
+    """The generated index data (``matrices/generated-index-*.toml``) lacks the wheel files asked
+    for (e.g. hashes for a release newer than the last ``envcheck matrix update``). Exit code 1."""
+
+    exit_code = 1

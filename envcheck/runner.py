@@ -12,14 +12,16 @@ Tests replace the runner with :class:`Replay`, which answers from recorded real 
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
-__all__ = ["Result", "run", "Runner", "Replay", "which"]
+__all__ = ["Result", "run", "Runner", "Replay", "which", "Stream", "start"]
 
 
 @dataclass(frozen=True)
@@ -159,3 +161,161 @@ class Replay:
                     return Result(argv, val.returncode, val.stdout, val.stderr, val.seconds, val.error)
                 return Result(argv, 0, val, "", 0.0, None)
         return Result(argv, None, "", "", 0.0, f"{name} not found")
+
+
+# -- streaming ----------------------------------------------------------------------------------
+
+class Stream:
+    """A child started by :func:`start`, read line by line while it runs.
+
+    For a long-lived worker that reports progress (``envcheck verify``'s collector prints one JSON
+    line per check): :meth:`readline` waits at most ``timeout`` seconds for the next stdout line,
+    stderr is collected in the background (so the child never blocks on a full pipe), and
+    :meth:`finish` returns the same :class:`Result` :func:`run` would, with a signal named
+    (``"python was killed by SIGSEGV"``). The child runs in its own process group, so
+    :meth:`kill` also ends processes it forked.
+
+    Attributes:
+        argv: the command.
+    """
+
+    LINE, EOF, TIMEOUT = "line", "eof", "timeout"
+
+    def __init__(self, argv: Tuple[str, ...], proc: "Optional[subprocess.Popen[bytes]]",
+                 error: Optional[str] = None):
+        self.argv = argv
+        self._proc = proc
+        self._error = error
+        self._start = time.monotonic()
+        self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self._stderr: list = []
+        self._stderr_lock = threading.Lock()
+        self._eof = proc is None
+        self._killed_after: Optional[float] = None
+        self._threads = []
+        if proc is not None:
+            for target in (self._pump_stdout, self._pump_stderr):
+                t = threading.Thread(target=target, daemon=True)
+                t.start()
+                self._threads.append(t)
+
+    def _pump_stdout(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        for raw in self._proc.stdout:
+            self._lines.put(_text(raw).rstrip("\r\n"))
+        self._lines.put(None)
+
+    def _pump_stderr(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        for raw in self._proc.stderr:
+            with self._stderr_lock:
+                self._stderr.append(_text(raw))
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self._proc.pid if self._proc is not None else None
+
+    def readline(self, timeout: float) -> Tuple[str, str]:
+        """The next stdout line, waiting at most ``timeout`` seconds.
+
+        Returns:
+            ``(Stream.LINE, text)`` (without the newline), ``(Stream.EOF, "")`` once stdout is
+            closed (the child ended or could not start), or ``(Stream.TIMEOUT, "")``.
+        """
+        if self._eof:
+            return self.EOF, ""
+        try:
+            line = self._lines.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return self.TIMEOUT, ""
+        if line is None:
+            self._eof = True
+            return self.EOF, ""
+        return self.LINE, line
+
+    def stderr_size(self) -> int:
+        """How many stderr characters have arrived so far (a mark for :meth:`stderr_since`)."""
+        with self._stderr_lock:
+            return sum(len(x) for x in self._stderr)
+
+    def stderr_since(self, mark: int = 0) -> str:
+        """stderr text after ``mark`` characters (all of it by default)."""
+        with self._stderr_lock:
+            return "".join(self._stderr)[mark:]
+
+    def kill(self, after: Optional[float] = None) -> None:
+        """SIGKILL the child's whole process group; ``after`` (seconds) is the timeout to report."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._killed_after = after
+            _kill_group(self._proc)
+
+    def finish(self, timeout: float = 5.0) -> Result:
+        """Wait for the child to end (killing it after ``timeout`` seconds) and describe how it ended.
+
+        Returns:
+            A :class:`Result` with the remaining stdout lines, all stderr, and ``error`` saying
+            "timed out after N s" (when :meth:`kill` was given ``after``), "was killed by
+            SIGSEGV", "exited with status 1", or "not found"; this method does not raise.
+        """
+        name = os.path.basename(self.argv[0]) if self.argv else "?"
+        if self._proc is None:
+            return Result(self.argv, None, "", "", 0.0, self._error)
+        try:
+            self._proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill(self._killed_after if self._killed_after is not None else timeout)
+            self._proc.wait()
+        for t in self._threads:
+            t.join(timeout=2.0)
+        rest = []
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                break
+            if line is not None:
+                rest.append(line + "\n")
+        for stream in (self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                stream.close()
+        rc = self._proc.returncode
+        seconds = time.monotonic() - self._start
+        error = None
+        if self._killed_after is not None:
+            error, rc = f"{name} timed out after {self._killed_after:g} s", None
+        elif rc < 0:
+            error = f"{name} was killed by {_signal_name(-rc)}"
+        elif rc != 0:
+            error = f"{name} exited with status {rc}"
+        return Result(self.argv, rc, "".join(rest), self.stderr_since(), seconds, error)
+
+
+def start(
+    argv: Sequence[str],
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Optional[str] = None,
+) -> Stream:
+    """Start ``argv`` without waiting; read it through the returned :class:`Stream`.
+
+    Same conventions as :func:`run`: an argv list, the program looked up on ``PATH``, its own
+    process group, stdin closed. A program that is missing or cannot start gives a Stream that is
+    already at EOF and whose :meth:`Stream.finish` says why. Always call ``finish()``.
+    """
+    argv = tuple(str(a) for a in argv)
+    name = os.path.basename(argv[0]) if argv else "?"
+    exe = argv[0] if os.path.sep in argv[0] else which(argv[0], (env or os.environ).get("PATH"))
+    if exe is None or not os.path.exists(exe):
+        return Stream(argv, None, f"{name} not found")
+    try:
+        proc = subprocess.Popen(
+            (exe,) + argv[1:],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=os.name == "posix",
+        )
+    except OSError as exc:
+        return Stream(argv, None, f"{name} could not start: {exc.strerror or exc}")
+    return Stream(argv, proc)

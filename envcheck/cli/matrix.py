@@ -1,4 +1,4 @@
-"""``envcheck matrix show|validate`` — look at and check the compatibility matrix."""
+"""``envcheck matrix show|validate|update|status`` — look at, check and refresh the compatibility matrix."""
 
 from __future__ import annotations
 
@@ -32,6 +32,109 @@ def add_parser(sub: Any) -> None:
     val.add_argument("--matrices", metavar="DIR", type=Path, help="check DIR (default: built in)")
     val.add_argument("--json", action="store_true", help="print JSON")
     val.set_defaults(run=run_validate)
+    _add_update(msub)
+    _add_status(msub)
+
+
+UPDATE_EPILOG = """\
+Reads <index>/<package>/ (PEP 691 JSON when the server offers it, else PEP 503 HTML) and
+rewrites matrices/generated-index-<channel>-<package>.toml. Hand-sourced files are never
+touched. All files are replaced together or not at all.
+
+exit codes: 0 updated (or nothing new) · 1 a page could not be fetched or parsed ·
+            2 bad input (a bad --index URL, an unwritable --matrices folder)
+
+examples:
+  envcheck matrix update                                  # download.pytorch.org/whl: torch, torchvision, torchaudio
+  envcheck matrix update --dry-run                        # show what would change, write nothing
+  envcheck matrix update --index https://pypi.org/simple/ # plain PyPI (recorded as channel "pypi")
+  envcheck matrix update --packages torch --variants cu128,cpu   # only these sub-indexes
+  envcheck matrix update --json | jq '.packages[].new_releases'
+"""
+
+STATUS_EPILOG = """\
+Lists, from the generated index files: the newest release each index serves, when the index was
+last read, and every release x variant x platform the index serves that torch-builds*.toml does
+not cover yet (no [[build]] row, no kernel list, no cuDNN). `envcheck plan` marks such builds
+"unverified" instead of guessing.
+
+exit codes: 0 report printed · 1 no generated index data yet (run `envcheck matrix update`)
+
+examples:
+  envcheck matrix status
+  envcheck matrix status --json | jq '.uncovered[] | select(.torch == "2.8.0")'
+"""
+
+
+def _add_update(msub: Any) -> None:
+    up = msub.add_parser("update", help="refresh the generated index files from the wheel index",
+                         description="Read which wheel files an index serves (release x variant x "
+                                     "Python x platform, with sha256) into generated matrix files.",
+                         epilog=UPDATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    up.add_argument("--index", metavar="URL", default=None,
+                    help="simple index base (default: https://download.pytorch.org/whl/)")
+    up.add_argument("--packages", metavar="LIST", default="torch,torchvision,torchaudio",
+                    help="comma-separated packages (default: torch,torchvision,torchaudio)")
+    up.add_argument("--variants", metavar="LIST",
+                    help="read <index>/<variant>/<package>/ for these sub-indexes instead of the "
+                         "combined page (for mirrors without one); other rows are kept")
+    up.add_argument("--channel", metavar="NAME",
+                    help="record the files under this channel (default: the [[channel]] whose "
+                         "index_url matches --index, else the index host name)")
+    up.add_argument("--matrices", metavar="DIR", type=Path, help="matrix folder to update (default: built in)")
+    up.add_argument("--dry-run", action="store_true", help="fetch and compare, write nothing")
+    up.add_argument("--timeout", metavar="S", type=float, default=30.0,
+                    help="seconds to wait for a connection or a read (default 30)")
+    up.add_argument("--retries", metavar="N", type=int, default=3,
+                    help="retries per page on connection errors and HTTP 429/5xx, with backoff (default 3)")
+    up.add_argument("--json", action="store_true", help="print JSON")
+    up.set_defaults(run=run_update_cmd)
+
+
+def _add_status(msub: Any) -> None:
+    st = msub.add_parser("status", help="how fresh the index data is, and what the sourced facts miss",
+                         description="Newest release on record, date of the last update, and every "
+                                     "release/variant the index has that torch-builds*.toml does not cover.",
+                         epilog=STATUS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    st.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR")
+    st.add_argument("--json", action="store_true", help="print JSON")
+    st.set_defaults(run=run_status_cmd)
+
+
+def run_update_cmd(args: argparse.Namespace) -> int:
+    from envcheck.errors import UsageError
+    from envcheck.update.client import IndexClient
+    from envcheck.update.report import RichProgress, print_update
+    from envcheck.update.update import DEFAULT_INDEX, run_update
+
+    if args.timeout <= 0 or args.retries < 0:
+        raise UsageError("--timeout must be > 0 and --retries >= 0")
+    with IndexClient(timeout=args.timeout, retries=args.retries) as client, RichProgress() as progress:
+        result = run_update(
+            index=args.index or DEFAULT_INDEX, packages=args.packages.split(","), matrices=args.matrices,
+            channel=args.channel, variants=args.variants.split(",") if args.variants else None,
+            dry_run=args.dry_run, client=client, progress=progress,
+        )
+    if args.json:
+        json.dump(result.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_update(result, sys.stdout)
+    return 0
+
+
+def run_status_cmd(args: argparse.Namespace) -> int:
+    from envcheck.matrix import load_matrix
+    from envcheck.update.report import print_status
+    from envcheck.update.status import status
+
+    st = status(load_matrix(args.matrices))
+    if args.json:
+        json.dump(st.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_status(st, sys.stdout)
+    return 0 if st.indexes else 1
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -60,7 +60,9 @@ def add_parser(sub: Any) -> None:
                    help="require torch.compile to work (reject releases whose Dynamo lacks the Python)")
     o = p.add_argument_group("output")
     o.add_argument("--format", default="pip,conda,docker,lock", metavar="LIST",
-                   help="files to write with -o: pip,conda,docker,lock (default: all)")
+                   help="files to write with -o: pip (requirements.txt), conda (environment.yml), "
+                        "docker (Dockerfile), lock (envcheck.lock.toml), uv (pyproject.uv.toml) or all; "
+                        "default: pip,conda,docker,lock")
     o.add_argument("-o", "--output", metavar="DIR", type=Path, help="write the files into DIR")
     o.add_argument("--force", action="store_true", help="replace existing files in DIR")
     o.add_argument("--mirror", action="append", default=[], metavar="URL",

@@ -14,12 +14,13 @@ def _summary_by_code(res: Any) -> List[str]:
     """One line per reason code: how many candidates it rejected, and the newest example."""
     counts: Counter = Counter()
     example: Dict[str, str] = {}
-    for c in res.rejected:
+    closest: Dict[str, int] = {}
+    for c in res.rejected:  # the example is the nearest miss: fewest other reasons, newest first
         for code in dict.fromkeys(r.code for r in c.reasons):
             counts[code] += 1
-            if code not in example:
-                msg = next(r.message for r in c.reasons if r.code == code)
-                example[code] = msg
+            if code not in example or len(c.reasons) < closest[code]:
+                example[code] = next(r.message for r in c.reasons if r.code == code)
+                closest[code] = len(c.reasons)
     width = max((len(k) for k in counts), default=0)
     return [f"  {code:<{width}}  {n:>5}  e.g. {example[code]}" for code, n in counts.most_common()]
 
@@ -57,7 +58,8 @@ def print_explain(res: Any, out: TextIO) -> None:
 
 
 def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
-               wrote_dir: Optional[Any] = None, out: TextIO = sys.stdout) -> None:
+               wrote_dir: Optional[Any] = None, out: Optional[TextIO] = None) -> None:
+    out = out or sys.stdout
     w = out.write
     w(f"envcheck plan — {res.machine.describe()}\n\n")
     if explain:

@@ -89,10 +89,14 @@ class Matrix:
         self.steps: Dict[str, m.Step] = {s.key: s for s in rows("step")}
         self.distros: List[m.Distro] = rows("distro")
         self.manylinux: Dict[str, m.ManylinuxAlias] = {a.tag: a for a in rows("manylinux")}
+        self.markers: Dict[str, m.Marker] = {x.platform: x for x in rows("marker")}
         self.conda_forge: List[m.CondaForgeRow] = rows("conda_forge")
         self.pytorch_channel: List[m.PytorchChannelRow] = rows("pytorch_channel")
         self.base_images: List[m.BaseImage] = rows("base_image")
         self.ci_targets: List[m.CiTarget] = rows("ci_target")
+        self.index_updates: List[m.IndexUpdate] = rows("update", "generated-index")
+        self.index_wheels: List[m.IndexWheels] = rows("wheels", "generated-index")
+        self._index_data: Optional[object] = None
         self._builds_by_release: Dict[str, List[m.Build]] = {}
         for b in self.builds:
             for v in b.torch:
@@ -259,6 +263,16 @@ class Matrix:
 
     def versions(self) -> List[str]:
         return [r.version for r in self.releases]
+
+    # -- generated index data -----------------------------------------------------------------
+    def index_data(self) -> "IndexData":  # noqa: F821
+        """What the wheel indexes served at the last ``envcheck matrix update``
+        (``generated-index-*.toml``), parsed and indexed: :class:`envcheck.update.data.IndexData`."""
+        if self._index_data is None:
+            from envcheck.update.data import IndexData
+
+            self._index_data = IndexData(self)
+        return self._index_data  # type: ignore[return-value]
 
 
 def iter_sources(rows: Iterable[m.Sourced]) -> Iterable[Tuple[m.Sourced, str]]:

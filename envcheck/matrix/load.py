@@ -33,6 +33,8 @@ SM_RE = re.compile(r"sm_\d{2,3}[af]?")
 PTX_RE = re.compile(r"compute_\d{2,3}[af]?")
 GFX_RE = re.compile(r"gfx[0-9a-f]{3,4}(-generic)?")
 PY_RE = re.compile(r"\d+\.\d+t?")
+TIMESTAMP_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+WHEEL_REF_RE = re.compile(r"[^\s#/]+\.whl(#sha256=[0-9a-f]{64})?")
 
 Conv = Callable[[Any, str], Any]
 
@@ -273,6 +275,8 @@ SPECS: Dict[Type[Any], Spec] = {
         "os_release": (lambda c: _table(c, lambda x, k: str(x)), False),
     },
     m.ManylinuxAlias: {"tag": (_str, True), "glibc": (_version, True)},
+    m.Marker: {"platform": (lambda c: _choice(c, m.PLATFORMS), True), "sys_platform": (_str, True),
+               "platform_machine": (_str, True)},
     m.MacosRelease: {"version": (_version, True), "name": (_str, True), "darwin": (lambda c: (lambda v, k: str(v)), False)},
     m.CondaForgeRow: {
         "torch": (lambda c: _str_or_list(c, _version(c)), True),
@@ -311,6 +315,26 @@ SPECS: Dict[Type[Any], Spec] = {
         "args": (lambda c: _list(c, _str(c)), True),
         "description": (_str, False),
     },
+    m.IndexUpdate: {
+        "channel": (_str, True),
+        "package": (_str, True),
+        "index_url": (lambda c: _pattern(c, re.compile(r"https?://\S+"), "an http(s) URL"), True),
+        "pages": (lambda c: _list(c, _pattern(c, re.compile(r"https?://\S+"), "an http(s) URL")), True),
+        "checked": (lambda c: _pattern(c, TIMESTAMP_RE, "a UTC time like '2025-07-09T14:13:16Z'"), True),
+        "changed": (lambda c: _pattern(c, TIMESTAMP_RE, "a UTC time like '2025-07-09T14:13:16Z'"), True),
+        "since": (lambda c: _version(c, allow_empty=True), False),
+        "files": (_int, True),
+    },
+    m.IndexWheels: {
+        "channel": (_str, True),
+        "package": (_str, True),
+        "version": (_version, True),
+        "variant": (_str, True),
+        "subindex": (_str, False),
+        "uploaded": (_str, False),
+        "files": (lambda c: _list(c, _pattern(c, WHEEL_REF_RE, "'name.whl#sha256=<64 hex>'")), True),
+        "yanked": (lambda c: _list(c, _str(c)), False),
+    },
 }
 
 #: file-name pattern → {table name → row type}. A file may hold several tables.
@@ -320,10 +344,13 @@ TABLES: List[Tuple["re.Pattern[str]", Dict[str, Type[Any]]]] = [
     (re.compile(r"cuda\.toml"), {"toolkit": m.Toolkit, "family": m.Family, "arch": m.NvArch}),
     (re.compile(r"gpus.*\.toml"), {"gpu": m.Gpu}),
     (re.compile(r"rocm-wsl\.toml"), {"release": m.RocmWslRelease, "step": m.Step}),
-    (re.compile(r"platforms\.toml"), {"distro": m.Distro, "manylinux": m.ManylinuxAlias, "macos": m.MacosRelease}),
+    (re.compile(r"platforms\.toml"), {"distro": m.Distro, "manylinux": m.ManylinuxAlias, "macos": m.MacosRelease,
+                                            "marker": m.Marker}),
     (re.compile(r"conda\.toml"), {"conda_forge": m.CondaForgeRow, "pytorch_channel": m.PytorchChannelRow,
                                          "constraint": m.CondaConstraint}),
     (re.compile(r"docker\.toml"), {"base_image": m.BaseImage, "ci_target": m.CiTarget}),
+    # written by `envcheck matrix update` (envcheck/update/); one file per (channel, package)
+    (re.compile(r"generated-index-[a-z0-9._-]+\.toml"), {"update": m.IndexUpdate, "wheels": m.IndexWheels}),
 ]
 
 
@@ -400,7 +427,33 @@ def load_file(path: Path, strict: bool = False) -> Dict[str, List[Any]]:
         if strict and not path.name.startswith("generated-"):
             raise DataFileError(path, "", "not a known matrix file (see matrices/README.md)")
         return {}
-    data = read_toml(path)
+    return convert_tables(path, read_toml(path), strict)
+
+
+def load_text(path: Path, text: str, strict: bool = True) -> Dict[str, List[Any]]:
+    """Check ``text`` as the content of matrix file ``path`` (not read from disk): what
+    ``envcheck matrix update`` runs on a generated file before it replaces the old one.
+
+    Raises:
+        DataFileError: invalid TOML, an unknown file name, or a malformed row.
+    """
+    tables = next((t for rx, t in TABLES if rx.fullmatch(path.name)), None)
+    if tables is None:
+        raise DataFileError(path, "", "not a known matrix file (see matrices/README.md)")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DataFileError(path, "", f"invalid TOML: {exc}") from None
+    return convert_tables(path, data, strict)
+
+
+def convert_tables(path: Path, data: Dict[str, Any], strict: bool = False) -> Dict[str, List[Any]]:
+    """Rows of one parsed matrix file, by table name (see :data:`TABLES`).
+
+    Raises:
+        DataFileError: a malformed row (or, with ``strict``, an unknown table).
+    """
+    tables = next((t for rx, t in TABLES if rx.fullmatch(path.name)), {})
     ctx = _Ctx(path)
     out: Dict[str, List[Any]] = {}
     for tname, cls in tables.items():

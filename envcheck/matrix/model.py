@@ -224,6 +224,20 @@ class ManylinuxAlias(Sourced):
 
 
 @dataclass(frozen=True)
+class Marker(Sourced):
+    """PEP 508 marker values of a platform (``sys_platform``, ``platform_machine``)."""
+
+    platform: str = ""
+    sys_platform: str = ""
+    platform_machine: str = ""
+
+    @property
+    def expression(self) -> str:
+        """``sys_platform == 'win32' and platform_machine == 'AMD64'``."""
+        return f"sys_platform == '{self.sys_platform}' and platform_machine == '{self.platform_machine}'"
+
+
+@dataclass(frozen=True)
 class MacosRelease(Sourced):
     """A macOS release: version, name, Darwin major."""
 
@@ -287,6 +301,52 @@ class CiTarget(Sourced):
     name: str = ""
     args: Tuple[str, ...] = ()
     description: str = ""
+
+
+@dataclass(frozen=True)
+class IndexUpdate(Sourced):
+    """``[[update]]`` of a ``generated-index-<channel>-<package>.toml``: when and from where
+    ``envcheck matrix update`` last read a package's files (one row per file).
+
+    ``checked``/``changed`` are UTC times (``2025-07-09T14:13:16Z``): the last run, and the last run
+    that changed the file list. ``since`` is the oldest release kept; ``files`` the number of files.
+    """
+
+    channel: str = ""
+    package: str = ""
+    index_url: str = ""
+    pages: Tuple[str, ...] = ()
+    checked: str = ""
+    changed: str = ""
+    since: str = ""
+    files: int = 0
+
+
+@dataclass(frozen=True)
+class IndexWheels(Sourced):
+    """``[[wheels]]`` of a generated index file: the wheel files of one release x variant that one
+    sub-index serves, as the index listed them.
+
+    ``variant`` is the local version label (``cu128``, ``cpu.cxx11.abi``) or ``""`` for files without
+    one; ``subindex`` the folder under the index that serves them (``cu128`` for
+    ``https://download.pytorch.org/whl/cu128/``; ``""`` when files live elsewhere, as on PyPI).
+    Each of ``files`` is ``"<wheel file name>#sha256=<hex>"`` (no fragment when the index gave no
+    hash); ``uploaded`` the earliest upload date (``2025-06-04``) when the index tells it.
+    """
+
+    channel: str = ""
+    package: str = ""
+    version: str = ""
+    variant: str = ""
+    subindex: str = ""
+    uploaded: str = ""
+    files: Tuple[str, ...] = ()
+    yanked: Tuple[str, ...] = ()
+
+    @property
+    def full_version(self) -> str:
+        """``"2.7.1+cu128"``, or the bare version when there is no label."""
+        return f"{self.version}+{self.variant}" if self.variant else self.version
 
 
 # Type alias for readability in signatures.

@@ -1,7 +1,8 @@
 """render(Plan) → the files a person installs from; :func:`write_outputs` puts them on disk safely.
 
 Formats (``--format``): ``pip`` → requirements.txt, ``conda`` → environment.yml,
-``docker`` → Dockerfile, ``lock`` → envcheck.lock.toml.
+``docker`` → Dockerfile, ``lock`` → envcheck.lock.toml (the default set), and ``uv`` →
+pyproject.uv.toml (``[tool.uv]`` index and sources with platform markers); ``all`` = every one.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from envcheck.render.files import (
     render_environment,
     render_lock,
     render_requirements,
+    render_uv,
 )
 from envcheck.resolve.plan import Plan
 
@@ -22,7 +24,9 @@ FORMATS = {
     "conda": ("environment.yml", render_environment),
     "docker": ("Dockerfile", render_dockerfile),
     "lock": ("envcheck.lock.toml", render_lock),
+    "uv": ("pyproject.uv.toml", render_uv),
 }
+DEFAULT_FORMATS = ("pip", "conda", "docker", "lock")
 
 
 def parse_formats(text: str) -> list:
@@ -35,6 +39,9 @@ def parse_formats(text: str) -> list:
     for f in (x.strip().lower() for x in text.split(",")):
         if not f:
             continue
+        if f == "all":
+            out.extend(FORMATS)
+            continue
         if f not in FORMATS:
             raise UsageError(f"--format {f!r}: expected a comma-separated list of {', '.join(FORMATS)}")
         out.append(f)
@@ -43,6 +50,6 @@ def parse_formats(text: str) -> list:
     return list(dict.fromkeys(out))
 
 
-def render(plan: Plan, formats: Sequence[str] = tuple(FORMATS)) -> Dict[str, str]:
+def render(plan: Plan, formats: Sequence[str] = DEFAULT_FORMATS) -> Dict[str, str]:
     """``{file name: text}`` for each requested format."""
     return {FORMATS[f][0]: FORMATS[f][1](plan) for f in formats}

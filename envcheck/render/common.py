@@ -28,13 +28,16 @@ def driver_line(plan: Plan) -> str:
     if d.get("vendor") == "amd":
         return f"needs AMD Software: Adrenalin Edition ≥ {d['full']} on Windows (ROCm on WSL)"
     side = d.get("side", "linux").capitalize()
-    floor = d.get("floor")
-    tail = f" (≥ {floor} under minor-version compatibility)" if floor and floor != d.get("full") else ""
-    return f"needs an NVIDIA {side} driver ≥ {d.get('full', floor)}{tail}"
+    full, floor = d.get("full"), d.get("floor")
+    if not full:
+        return f"needs an NVIDIA {side} driver ≥ {floor} (the CUDA minor-version-compatibility floor; NVIDIA lists no toolkit driver for it)"
+    tail = f" (≥ {floor} under minor-version compatibility)" if floor and floor != full else ""
+    return f"needs an NVIDIA {side} driver ≥ {full}{tail}"
 
 
-#: Reasons that say only "made for another platform / another vendor" — true, but no news.
-_NOISE = {"os", "arch", "backend"}
+#: Reasons that say only "made for another platform / vendor", or "not the --torch you asked
+#: for" — true, but no news to the reader.
+_NOISE = {"os", "arch", "backend", "torch"}
 
 
 def rejected_summary(plan: Plan, limit: int = 8) -> List[str]:

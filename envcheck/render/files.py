@@ -169,6 +169,38 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
+def render_uv(plan: Plan) -> str:
+    """``pyproject.uv.toml``: the ``[tool.uv]`` tables a uv project needs for this build.
+
+    The index is ``explicit`` (used only for the packages routed to it) and each source carries
+    the platform's PEP 508 marker, so the same pyproject still resolves on other platforms.
+    """
+    b, r = plan.build, plan.release
+    bare = {k: v.split("+", 1)[0] for k, v in plan.pins.items()}
+    doc: Dict[str, Any] = {"project": {"dependencies": [f"{k}=={v}" for k, v in bare.items()]}}
+    marker = plan.marker.expression if plan.marker else ""
+    uv: Dict[str, Any] = {}
+    if b.channel != "pypi" and plan.index_kind == "simple":
+        name = f"pytorch-{b.variant}"
+        uv["index"] = [{"name": name, "url": plan.index_url, "explicit": True}]
+        src = {"index": name}
+        if marker:
+            src["marker"] = marker
+        uv["sources"] = {pkg: [dict(src)] for pkg in plan.pins}
+    elif plan.index_kind == "find-links":
+        uv["find-links"] = [plan.index_url]
+        doc["project"]["dependencies"] = [f"{k}=={v}" for k, v in plan.pins.items()]
+    if plan.python:
+        doc["project"]["requires-python"] = f"=={plan.python.rstrip('t')}.*"
+    if uv:
+        doc["tool"] = {"uv": uv}
+    head = [f"# {title(plan)}",
+            f"# Written by envcheck {version()} (`envcheck plan --format uv`): merge these tables into your",
+            "# pyproject.toml, then `uv lock && uv sync`.",
+            comment_block(plan)]
+    return "\n".join(head) + "\n" + tomli_w.dumps(doc)
+
+
 def lock_document(plan: Plan, generated: Optional[str] = None) -> Dict[str, Any]:
     """The ``envcheck.lock.toml`` document: machine, chosen build, what verify must find."""
     b, r = plan.build, plan.release

@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from envcheck.errors import UsageError
 from envcheck.matrix import Matrix
-from envcheck.matrix.model import BaseImage, CondaForgeRow, Step, vkey
+from envcheck.matrix.model import BaseImage, CondaForgeRow, Marker, Step, vkey
 from envcheck.resolve.rules import name_of
 from envcheck.resolve.types import Candidate, Resolution
 
@@ -90,6 +90,7 @@ class Plan:
     driver: Dict[str, str] = field(default_factory=dict)
     conda: Optional[Tuple[CondaForgeRow, Optional[str]]] = None
     base_image: Optional[BaseImage] = None
+    marker: Optional[Marker] = None
     notes: List[str] = field(default_factory=list)
 
     @property
@@ -173,9 +174,9 @@ def _conda_choice(
     if b.backend in ("rocm", "xpu") or b.wsl:
         return None
     for row in matrix.conda_forge:
-        if c.release.version not in row.torch:
+        if c.release.version not in row.torch or platform not in row.platforms or row.arm_variant:
             continue
-        if platform not in row.platforms:
+        if c.python and row.python and c.python not in row.python:
             continue
         if b.backend == "cuda":
             mm = ".".join((b.cuda or "").split(".")[:2])
@@ -243,5 +244,6 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         driver=driver,
         conda=_conda_choice(matrix, c, res.machine.platform),
         base_image=_base_image(matrix, c, res.machine.wsl),
+        marker=matrix.markers.get(res.machine.platform),
         notes=notes,
     )

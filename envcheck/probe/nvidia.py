@@ -1,0 +1,295 @@
+"""NVIDIA: driver version, the highest CUDA the driver supports, and every GPU.
+
+Methods, in order (the first that answers wins; why each earlier one failed is kept in ``how``):
+
+1. NVML through ``nvidia-ml-py`` (``import pynvml``, loaded only when a driver is present):
+   ``nvmlSystemGetDriverVersion``, ``nvmlSystemGetCudaDriverVersion_v2`` (``12080`` = 12.8), and
+   per device name, UUID, ``nvmlDeviceGetCudaComputeCapability``, memory, MIG mode.
+2. ``nvidia-smi --query-gpu=index,name,uuid,compute_cap,memory.total,driver_version,mig.mode.current
+   --format=csv,noheader,nounits`` (one line per GPU; drivers before ~510 reject ``compute_cap`` —
+   huggingface/candle#733 — so the query is repeated without it and the arch looked up by name),
+   plus "CUDA Version" from the plain ``nvidia-smi`` banner or ``<cuda_version>`` of
+   ``nvidia-smi -q -x``. Under WSL2 the Windows driver provides ``/usr/lib/wsl/lib/nvidia-smi``.
+3. ``/proc/driver/nvidia/version``: the kernel module's version only
+   (``NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05 …`` or, for the open modules,
+   ``NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release Build …``, nix-community/nixGL#186).
+
+Compute capability ``8.9`` is the architecture ``sm_89`` (``12.0`` → ``sm_120``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, List, Optional, Tuple
+
+from envcheck.machine.model import GpuDevice
+from envcheck.probe.context import Finding, ProbeContext, first_line, result_reason
+from envcheck.probe.wsl import WSL_LIB
+
+QUERY_FIELDS = ("index", "name", "uuid", "compute_cap", "memory.total", "driver_version", "mig.mode.current")
+_NA = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]"}
+_VERSION = re.compile(r"\d+(\.\d+)+")
+
+
+def sm_arch(compute_capability: str) -> Optional[str]:
+    """``"8.9"`` → ``"sm_89"``; ``"12.0"`` → ``"sm_120"``; ``None`` for anything else."""
+    mt = re.fullmatch(r"\s*(\d{1,2})\.(\d)\s*", compute_capability or "")
+    return f"sm_{mt.group(1)}{mt.group(2)}" if mt else None
+
+
+def query_argv(smi: str, fields=QUERY_FIELDS) -> List[str]:
+    return [smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"]
+
+
+def parse_query(text: str, fields=QUERY_FIELDS) -> Tuple[List[dict], List[str]]:
+    """Rows of ``--query-gpu … --format=csv,noheader,nounits`` output, and the lines that did not parse."""
+    rows, bad = [], []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) != len(fields):
+            bad.append(line.strip())
+            continue
+        rows.append({k: (None if v.lower() in _NA else v) for k, v in zip(fields, cells)})
+    return rows, bad
+
+
+def parse_cuda_banner(text: str) -> Tuple[Optional[str], str]:
+    """``"CUDA Version: 12.2"`` of the plain ``nvidia-smi`` banner (or ``nvidia-smi -q``) → ``("12.2", "")``.
+
+    Returns ``(None, why)`` when the banner has no version — e.g. ``CUDA Version: ERR!``
+    (microsoft/WSL#11589).
+    """
+    mt = re.search(r"CUDA Version\s*:\s*([^\s|]+)", text)
+    if not mt:
+        return None, "no 'CUDA Version' in its output"
+    value = mt.group(1)
+    if _VERSION.fullmatch(value):
+        return value, ""
+    return None, f"it printed 'CUDA Version: {value}'"
+
+
+def parse_smi_xml(text: str, tag: str) -> Optional[str]:
+    """The text of the first ``<tag>`` of ``nvidia-smi -q -x`` output, when it is a version."""
+    mt = re.search(rf"<{tag}>\s*([^<]*?)\s*</{tag}>", text)
+    return mt.group(1) if mt and _VERSION.fullmatch(mt.group(1)) else None
+
+
+def parse_proc_version(text: str) -> Optional[str]:
+    """The driver version in ``/proc/driver/nvidia/version`` (proprietary and open kernel modules)."""
+    mt = re.search(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)\s", text + " ")
+    return mt.group(1) if mt else None
+
+
+def _int(value: Optional[str]) -> Optional[int]:
+    try:
+        return int(float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _mig(value: Optional[str]) -> Optional[bool]:
+    v = (value or "").lower()
+    return True if v == "enabled" else False if v == "disabled" else None
+
+
+def smi_path(ctx: ProbeContext, wsl: bool) -> Tuple[str, str]:
+    """The ``nvidia-smi`` to run and a note: under WSL2 the Windows driver's copy in ``/usr/lib/wsl/lib``."""
+    wsl_smi = f"{WSL_LIB}/nvidia-smi"
+    if wsl and ctx.exists(wsl_smi):
+        return str(ctx.path(wsl_smi)), f"{wsl_smi}, the Windows driver's tool"
+    return "nvidia-smi", "nvidia-smi"
+
+
+def driver_present(ctx: ProbeContext, wsl: bool) -> Optional[str]:
+    """Evidence of an NVIDIA driver that makes NVML worth loading, or ``None``."""
+    for rel in ("/proc/driver/nvidia/version", "/dev/nvidiactl"):
+        if ctx.exists(rel):
+            return rel
+    if wsl and ctx.exists(f"{WSL_LIB}/libnvidia-ml.so.1"):
+        return f"{WSL_LIB}/libnvidia-ml.so.1"
+    return None
+
+
+def probe_nvidia(ctx: ProbeContext, wsl: bool = False, windows: bool = False) -> Finding:
+    """NVIDIA driver, max CUDA and GPUs; each with its method, or why it is unknown."""
+    f = Finding()
+    tried: List[str] = []
+    evidence = driver_present(ctx, wsl) or ("Windows" if windows else None)
+    if ctx.nvml is not False and ((ctx.live and evidence) or ctx.nvml is not None):
+        if _from_nvml(ctx, f, tried, wsl):
+            return f
+    elif ctx.nvml is False:
+        tried.append("NVML not used")
+    else:
+        tried.append("NVML not tried: no NVIDIA kernel driver (/proc/driver/nvidia, /dev/nvidiactl absent)")
+    smi, smi_note = smi_path(ctx, wsl)
+    if _from_smi(ctx, f, tried, smi, smi_note, wsl):
+        return f
+    _from_proc(ctx, f, tried)
+    return f
+
+
+# -- 1. NVML ------------------------------------------------------------------------------------
+def _load_nvml(ctx: ProbeContext) -> Any:
+    if ctx.nvml is not None:
+        return ctx.nvml
+    import pynvml  # nvidia-ml-py; ImportError is handled by the caller
+
+    return pynvml
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _from_nvml(ctx: ProbeContext, f: Finding, tried: List[str], wsl: bool) -> bool:
+    try:
+        nv = _load_nvml(ctx)
+    except ImportError:
+        tried.append("NVML: nvidia-ml-py is not installed (pip install nvidia-ml-py)")
+        return False
+    try:
+        nv.nvmlInit()
+    except Exception as exc:  # pynvml.NVMLError and its many subclasses
+        tried.append(f"NVML: {exc}")
+        return False
+    try:
+        how = "NVML (nvidia-ml-py)" + (", the Windows driver under WSL" if wsl else "")
+        f.set("nvidia_driver", _text(nv.nvmlSystemGetDriverVersion()), how)
+        try:
+            v = int(nv.nvmlSystemGetCudaDriverVersion_v2())
+            f.set("cuda_driver_max", f"{v // 1000}.{(v % 1000) // 10}", how + " nvmlSystemGetCudaDriverVersion_v2")
+        except Exception as exc:
+            f.missing("cuda_driver_max", f"NVML could not tell the CUDA version: {exc}")
+        for i in range(int(nv.nvmlDeviceGetCount())):
+            f.gpus.append(_nvml_device(nv, i, how))
+        f.how["gpus"] = how
+        return True
+    except Exception as exc:
+        tried.append(f"NVML failed while reading devices: {exc}")
+        f.fields.clear(), f.gpus.clear(), f.how.clear()
+        return False
+    finally:
+        try:
+            nv.nvmlShutdown()
+        except Exception:
+            pass
+
+
+def _nvml_device(nv: Any, i: int, how: str) -> GpuDevice:
+    h = nv.nvmlDeviceGetHandleByIndex(i)
+    major, minor = nv.nvmlDeviceGetCudaComputeCapability(h)
+    try:
+        current = nv.nvmlDeviceGetMigMode(h)[0]
+        mig: Optional[bool] = bool(current)
+    except Exception:  # NVMLError_NotSupported on GPUs without MIG
+        mig = None
+    return GpuDevice(vendor="nvidia", name=_text(nv.nvmlDeviceGetName(h)), arch=f"sm_{major}{minor}",
+                     memory_mib=int(nv.nvmlDeviceGetMemoryInfo(h).total) // (1 << 20), index=i,
+                     uuid=_text(nv.nvmlDeviceGetUUID(h)), mig=mig, how=how)
+
+
+# -- 2. nvidia-smi ------------------------------------------------------------------------------
+def _from_smi(ctx: ProbeContext, f: Finding, tried: List[str], smi: str, note: str, wsl: bool) -> bool:
+    fields = QUERY_FIELDS
+    res = ctx.run(query_argv(smi, fields))
+    said = res.stdout + res.stderr
+    if not res.ok and "compute_cap" in said and "not a valid field" in said:
+        tried.append(f"{note} does not know the compute_cap field ({first_line(said)})")
+        fields = tuple(k for k in QUERY_FIELDS if k != "compute_cap")
+        res = ctx.run(query_argv(smi, fields))
+    if not res.ok:
+        tried.append(f"{note} --query-gpu: {result_reason(res)}")
+        return False
+    rows, bad = parse_query(res.stdout, fields)
+    if not rows:
+        tried.append(f"{note} --query-gpu printed nothing parsable"
+                     + (f" (first line: {bad[0][:100]!r})" if bad else " (empty output)"))
+        return False
+    how = f"{note} --query-gpu" + (" (WSL: the Windows driver)" if wsl else "")
+    prefix = f"{'; '.join(tried)}; so " if tried else ""
+    for row in rows:
+        gpu = _smi_gpu(ctx, row, how)
+        if gpu is None:
+            f.unknown.setdefault("gpus", "")
+            f.unknown["gpus"] = (f.unknown["gpus"] + "; " if f.unknown["gpus"] else "") + (
+                f"NVIDIA GPU {row.get('name')!r}: no compute capability and no matrix GPU of that name")
+            continue
+        f.gpus.append(gpu)
+    f.how["gpus"] = prefix + how
+    drivers = sorted({r["driver_version"] for r in rows if r.get("driver_version")})
+    if drivers and _VERSION.fullmatch(drivers[0]):
+        f.set("nvidia_driver", drivers[0], prefix + how)
+    else:
+        f.missing("nvidia_driver", f"{note} --query-gpu printed no driver version")
+    _cuda_version(ctx, f, smi, note)
+    return True
+
+
+def _smi_gpu(ctx: ProbeContext, row: dict, how: str) -> Optional[GpuDevice]:
+    name = row.get("name") or "NVIDIA GPU"
+    arch = sm_arch(row.get("compute_cap") or "")
+    gpu_how = how
+    if arch is None:
+        arch, gpu_how = _arch_by_name(ctx, name, how)
+        if arch is None:
+            return None
+    return GpuDevice(vendor="nvidia", name=name, arch=arch, memory_mib=_int(row.get("memory.total")),
+                     index=_int(row.get("index")), uuid=row.get("uuid"), mig=_mig(row.get("mig.mode.current")),
+                     how=gpu_how)
+
+
+def _arch_by_name(ctx: ProbeContext, name: str, how: str) -> Tuple[Optional[str], str]:
+    if ctx.matrix is None:
+        return None, how
+    from envcheck.errors import UnknownGpuError
+
+    try:
+        g = ctx.matrix.find_gpu(name)
+    except UnknownGpuError:
+        return None, how
+    if g.vendor != "nvidia":
+        return None, how
+    return g.arch, f"{how}; arch from the name ({g.name}, matrices/gpus-nvidia.toml)"
+
+
+def _cuda_version(ctx: ProbeContext, f: Finding, smi: str, note: str) -> None:
+    res = ctx.run([smi])
+    if res.ok:
+        value, why = parse_cuda_banner(res.stdout)
+        if value:
+            f.set("cuda_driver_max", value, f"'CUDA Version' in the {note} banner")
+            return
+        reasons = [f"{note}: {why}"]
+    else:
+        reasons = [f"{note}: {result_reason(res)}"]
+    res = ctx.run([smi, "-q", "-x"])
+    value = parse_smi_xml(res.stdout, "cuda_version") if res.ok else None
+    if value:
+        f.set("cuda_driver_max", value, f"<cuda_version> of {note} -q -x ({reasons[0]})")
+        return
+    reasons.append(f"{note} -q -x: " + (result_reason(res) if not res.ok else "no <cuda_version> version"))
+    f.missing("cuda_driver_max", "; ".join(reasons))
+
+
+# -- 3. /proc -----------------------------------------------------------------------------------
+def _from_proc(ctx: ProbeContext, f: Finding, tried: List[str]) -> None:
+    text, why = ctx.read("/proc/driver/nvidia/version")
+    if text is None:
+        tried.append(why or "/proc/driver/nvidia/version unreadable")
+        f.missing("nvidia_driver", "no NVIDIA driver found: " + "; ".join(tried))
+        f.missing("cuda_driver_max", "no NVIDIA driver found")
+        return
+    version = parse_proc_version(text)
+    if version is None:
+        tried.append(f"/proc/driver/nvidia/version has no version ({first_line(text, 100)!r})")
+        f.missing("nvidia_driver", "; ".join(tried))
+        f.missing("cuda_driver_max", "no NVIDIA driver version found")
+        return
+    f.set("nvidia_driver", version, "/proc/driver/nvidia/version (" + "; ".join(tried) + ")")
+    f.missing("cuda_driver_max", "only /proc/driver/nvidia/version answered, and it does not state the "
+                                 "CUDA version (" + "; ".join(tried) + ")")
+    f.unknown["gpus"] = ("an NVIDIA driver is loaded but its GPUs could not be listed: "
+                         + "; ".join(tried) + " — pass them with --gpu")

@@ -1,0 +1,190 @@
+"""The answers `envcheck plan` must get right (issue #2, section 5), checked against the data.
+
+Expected values are derived from the matrix rows (kernel lists, driver floors, wheel tags) rather
+than hard-coded, so each test states the rule and fails when the resolver breaks it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from envcheck.matrix.model import vkey
+from envcheck.resolve import Request
+from tests.conftest import plan_for
+
+
+def codes(c):
+    return {r.code for r in c.reasons}
+
+
+def cap_of(sm):
+    m = re.fullmatch(r"(?:sm|compute)_(\d+)(\d)", sm)
+    return int(m.group(1)), int(m.group(2))
+
+
+def serves_nvidia(build, major, minor):
+    cubin = any(cap_of(s)[0] == major and cap_of(s)[1] <= minor for s in build.sm if s[-1].isdigit())
+    ptx = any(cap_of(p) <= (major, minor) for p in build.ptx)
+    return cubin or ptx
+
+
+def test_7900xtx_on_wsl_gets_amds_wsl_wheels(matrix):
+    res = plan_for(matrix, gpus=["7900xtx"], wsl=True)
+    c = res.chosen
+    assert c is not None
+    assert c.build.wsl and c.build.channel.startswith("repo.radeon.com")
+    assert "gfx1100" in c.build.gfx
+    rel = matrix.rocm_wsl_release(c.build.rocm)
+    assert rel is not None and "gfx1100" in rel.gfx
+    # the Windows driver it needs and the libhsa step travel with the plan
+    assert any("Adrenalin" in a and rel.adrenalin_min in a for a in res.assumptions)
+    assert any("libhsa" in k for k in c.build.post_install)
+    # every unmodified download.pytorch.org ROCm wheel is rejected for `wsl`
+    pt_rocm = [x for x in res.candidates if x.build.backend == "rocm" and x.build.channel == "pytorch"]
+    assert pt_rocm and all("wsl" in codes(x) for x in pt_rocm)
+
+
+def test_7900xtx_native_linux_gets_newest_rocm_build_with_gfx1100(matrix):
+    res = plan_for(matrix, gpus=["7900xtx"])
+    c = res.chosen
+    assert c.build.backend == "rocm" and c.build.channel == "pytorch" and not c.build.wsl
+    newest = max((r for r in matrix.releases
+                  if any(b.rocm and "gfx1100" in b.gfx and "linux-x86_64" in b.platforms and not b.wsl
+                         for b in matrix.builds_for(r.version))), key=lambda r: vkey(r.version))
+    assert c.release.version == newest.version
+    # AMD's WSL wheel set is not offered on native Linux
+    assert all("wsl" in codes(x) for x in res.candidates if x.build.wsl)
+
+
+def test_rtx5090_with_driver_570(matrix):
+    res = plan_for(matrix, gpus=["RTX 5090"], driver="570.124.06", python="3.11")
+    c = res.chosen
+    assert vkey(c.release.version) >= vkey("2.7.0")
+    assert c.build.cuda and vkey(c.build.cuda) >= vkey("12.8")
+    # the chosen CUDA runs on 570.124.06: full support, or within the 12.x family
+    assert c.build.cuda.startswith("12.")
+    for x in res.candidates:
+        b = x.build
+        if b.variant == "cu130" and "linux-x86_64" in b.platforms:
+            assert "driver" in codes(x), x.to_dict()
+        if b.backend == "cuda" and "linux-x86_64" in b.platforms and not serves_nvidia(b, 12, 0):
+            assert "gpu-arch" in codes(x), x.to_dict()
+            assert any("sm_120" in r.message for r in x.reasons if r.code == "gpu-arch")
+
+
+def test_gtx_1080_ti_gets_newest_build_carrying_sm_61_code(matrix):
+    res = plan_for(matrix, gpus=["GTX 1080 Ti"])
+    c = res.chosen
+    assert serves_nvidia(c.build, 6, 1)
+    assert any(s in c.build.sm for s in ("sm_60", "sm_61"))
+    newest = max((r for r in matrix.releases if any(
+        b.backend == "cuda" and "linux-x86_64" in b.platforms and serves_nvidia(b, 6, 1)
+        for b in matrix.builds_for(r.version))), key=lambda r: vkey(r.version))
+    assert c.release.version == newest.version
+    assert not re.fullmatch(r"cu(12[89]|1[3-9]\d)", c.build.variant)
+
+
+def test_v100_rejects_builds_without_sm_70_per_release(matrix):
+    res = plan_for(matrix, gpus=["V100"])
+    seen = 0
+    for x in res.candidates:
+        b = x.build
+        if b.backend != "cuda" or "linux-x86_64" not in b.platforms:
+            continue
+        seen += 1
+        if serves_nvidia(b, 7, 0):
+            assert "gpu-arch" not in codes(x)
+        else:
+            assert "gpu-arch" in codes(x)
+    assert seen > 20
+    assert serves_nvidia(res.chosen.build, 7, 0)
+
+
+def test_centos7_rejects_every_build_needing_newer_glibc(matrix):
+    res = plan_for(matrix, distro="centos7", python="3.11", request=Request(backend="cuda"))
+    checked = 0
+    for x in res.candidates:
+        if "linux-x86_64" not in x.build.platforms:
+            continue
+        floor = matrix.glibc_floor(x.build.wheel_tag["linux-x86_64"]) or x.build.glibc
+        if floor and vkey(floor) > vkey("2.17"):
+            assert "glibc" in codes(x)
+            checked += 1
+        else:
+            assert "glibc" not in codes(x)
+    assert checked > 50
+    assert res.chosen is not None and vkey(res.chosen.release.version) < vkey("2.7")
+
+
+def test_rx_5700_xt_has_no_official_build(matrix):
+    res = plan_for(matrix, gpus=["RX 5700 XT"])
+    assert res.status == "no_official_build"
+    assert res.chosen is None
+    assert res.fallback is not None and res.fallback.build.backend == "cpu"
+    text = " ".join(res.alternatives)
+    assert "gfx1010" in text and "PYTORCH_ROCM_ARCH" in text
+    # the HSA override hack is never offered as a fix
+    assert "not supported" in text
+    assert not any("HSA_OVERRIDE_GFX_VERSION=" in a for a in res.alternatives)
+    rocm = [x for x in res.candidates if x.build.backend == "rocm" and "linux-x86_64" in x.build.platforms]
+    assert rocm and all(any("gfx1010" in r.message for r in x.reasons) for x in rocm if not x.build.wsl)
+
+
+def test_windows_rtx_4080_gets_a_cuda_build_from_the_cuda_index(matrix):
+    from envcheck.resolve.plan import make_plan
+
+    res = plan_for(matrix, gpus=["RTX 4080"], os="windows", python="3.12")
+    plan = make_plan(res, matrix)
+    assert plan.build.backend == "cuda"
+    assert plan.index_url.startswith("https://download.pytorch.org/whl/cu")
+    assert plan.pip_lines()[0].startswith("--index-url https://download.pytorch.org/whl/cu")
+    # plain PyPI is the CPU build on Windows
+    assert res.chosen.release.pypi["windows-x86_64"] == "cpu"
+
+
+def test_python_312_with_torch_21_has_no_build(matrix):
+    res = plan_for(matrix, python="3.12", request=Request(torch=Request.parse_torch("2.1.*"), torch_text="2.1.*"))
+    assert res.chosen is None
+    in_spec = [x for x in res.candidates if x.release.version.startswith("2.1.")]
+    assert in_spec and all("python" in codes(x) for x in in_spec if "linux-x86_64" in x.build.platforms)
+
+
+def test_32_bit_windows_python_has_no_build_at_all(matrix):
+    res = plan_for(matrix, os="windows", python="3.7-32")
+    assert res.status == "no_build" and res.chosen is None
+    assert all(any("32-bit" in r.message and "64-bit" in r.message for r in x.reasons) for x in res.candidates)
+
+
+def test_rtx_4090_with_driver_470_gets_cu118_under_minor_version_compatibility(matrix):
+    res = plan_for(matrix, gpus=["RTX 4090"], driver="470.86")
+    c = res.chosen
+    assert c.build.cuda.startswith("11.")
+    assert any(w.code == "driver" and "minor-version compatibility" in w.message for w in c.warnings)
+    assert not [x for x in res.accepted if x.build.cuda and x.build.cuda.startswith(("12.", "13."))]
+    assert any("upgrade the NVIDIA driver" in a for a in res.alternatives)
+
+
+def test_macos_arm64_gets_the_pypi_wheel_with_mps_and_its_floor(matrix):
+    res = plan_for(matrix, os="macos", python="3.12")
+    c = res.chosen
+    assert c.build.channel == "pypi" and c.build.mps
+    floor = matrix.macos_floor(c.build.wheel_tag["macos-arm64"])
+    assert floor and any(floor in a and "MPS" in a for a in res.assumptions)
+    old = plan_for(matrix, os="macos", python="3.12", macos="12.6")
+    assert old.chosen is None or vkey(old.chosen.release.version) < vkey(c.release.version)
+    assert any("macos" in codes(x) for x in old.candidates)
+
+
+def test_several_gpus_must_all_be_served(matrix):
+    mixed = plan_for(matrix, gpus=["RTX 4090", "7900xtx"])
+    assert mixed.chosen is None
+    two = plan_for(matrix, gpus=["V100", "H100"])
+    assert serves_nvidia(two.chosen.build, 7, 0) and serves_nvidia(two.chosen.build, 9, 0)
+
+
+def test_every_candidate_gets_every_reason(matrix):
+    # glibc 2.17 + GTX 1080 Ti + driver 470: a cu128 build of 2.8 fails three ways at once
+    res = plan_for(matrix, gpus=["GTX 1080 Ti"], driver="470.86", glibc="2.17", python="3.11")
+    x = next(x for x in res.candidates if x.release.version == "2.8.0" and x.build.variant == "cu128"
+             and "linux-x86_64" in x.build.platforms)
+    assert {"glibc", "driver", "gpu-arch"} <= codes(x)
