@@ -12,6 +12,7 @@ several runs. Speed is measured here, never asserted in tests.
 from __future__ import annotations
 
 import importlib.util
+import os
 import statistics
 import subprocess
 import sys
@@ -34,8 +35,18 @@ def median_seconds(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -
     return statistics.median(times)
 
 
+def bench_env() -> dict:
+    """The environment commands are timed in: as a user's, so with byte-code caching on
+    (this workplace sets PYTHONDONTWRITEBYTECODE, which would make every run recompile)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def time_command(argv: Sequence[str], repeat: int = 5, warmup: int = 1, **kw) -> float:
     """Median wall time of running ``argv`` to completion (output discarded)."""
+    kw.setdefault("env", bench_env())
+
     def once() -> None:
         subprocess.run(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, **kw)
     return median_seconds(once, repeat, warmup)
