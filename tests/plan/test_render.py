@@ -128,8 +128,8 @@ def solve(tmp_path, specs, virtual):
 
     chan = rattler.Channel(str(tmp_path / "channel"))
     sparse = rattler.SparseRepoData(chan, "linux-64", str(tmp_path / "channel" / "linux-64" / "repodata.json"))
-    vps = [rattler.GenericVirtualPackage(rattler.PackageName(n), rattler.Version(v), rattler.BuildString("0"))
-           for n, v in virtual]
+    build = rattler.BuildString("0") if hasattr(rattler, "BuildString") else "0"  # py-rattler API moved
+    vps = [rattler.GenericVirtualPackage(rattler.PackageName(n), rattler.Version(v), build) for n, v in virtual]
     result = rattler.solve_with_sparse_repodata([rattler.MatchSpec(s) for s in specs], [sparse],
                                                 virtual_packages=vps)
     if asyncio.iscoroutine(result):
