@@ -76,7 +76,7 @@ def named_gpus(matrix: Matrix, names: Sequence[str]) -> List[GpuDevice]:
             if mt:
                 text, count = mt.group(1), int(mt.group(2))
         g = matrix.find_gpu(text)
-        for _ in range(max(1, count)):
+        for _ in range(max(1, count)):  # segment "embedded" = a Jetson module (integrated in its SoC)
             out.append(GpuDevice(vendor=g.vendor, name=g.name, arch=g.arch, memory_mib=g.memory_mib,
                                  how=f"--gpu {raw!r}"))
     return out
@@ -107,6 +107,12 @@ def apply_flags(
     if gpus:
         m.gpus = named_gpus(matrix, gpus)
         m.how["gpus"] = "--gpu"
+        jetson = [g for g in m.gpus if _segment(matrix, g.name) == "embedded"]
+        if jetson:
+            # A Jetson is an arm64 board running JetPack (Tegra): both follow from the name.
+            m.tegra, m.how["tegra"] = True, f"--gpu {jetson[0].name} (a Jetson module)"
+            if arch is None and os is None:
+                m.arch, m.how["arch"] = "aarch64", "Jetson modules are arm64"
         if os is None and all(g.vendor == "apple" for g in m.gpus):
             os = "macos"
     if os is not None:
@@ -161,6 +167,10 @@ def apply_flags(
             m.nvidia_driver, m.how["nvidia_driver"] = value, "--driver"
             m.cuda_driver_max = None
     return m
+
+
+def _segment(matrix: Matrix, name: str) -> str:
+    return next((g.segment for g in matrix.gpus if g.name == name), "")
 
 
 def has_target_flags(**flags: object) -> bool:

@@ -29,7 +29,7 @@ from envcheck.matrix.model import VENDORS, vkey
 SCHEMA = 1
 
 _VERSION_FIELDS = ("glibc", "macos", "nvidia_driver", "cuda_driver_max", "amd_driver", "rocm",
-                   "amd_linux_driver")
+                   "amd_linux_driver", "jetpack")
 
 
 def machine_from_dict(data: Any, path: object = "<machine>", prefix: str = "machine") -> Machine:
@@ -62,7 +62,7 @@ def machine_from_dict(data: Any, path: object = "<machine>", prefix: str = "mach
             if not isinstance(v, dict):
                 raise fail(k, "expected a table")
             kw[k] = dict(v)
-        elif k in ("wsl", "container"):
+        elif k in ("wsl", "container", "tegra"):
             if not isinstance(v, bool):
                 raise fail(k, f"expected true or false, got {v!r}")
             kw[k] = v

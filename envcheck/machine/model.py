@@ -61,6 +61,8 @@ class Machine:
         arch: CPU architecture: ``x86_64`` | ``aarch64`` | ``arm64`` | ``x86`` (32-bit).
         wsl: running under WSL2 (the GPU driver is the Windows one).
         wsl_version: 1 or 2 when ``wsl``.
+        tegra: an NVIDIA Jetson (Tegra) board running JetPack/L4T.
+        jetpack: the JetPack release (``"6.2"``), when known.
         distro: a ``matrices/platforms.toml`` distro id (``ubuntu22.04``), when known.
         distro_name: as the OS names itself (``"Ubuntu 22.04.4 LTS"``).
         glibc: glibc version string (``"2.35"``); ``None`` off Linux or unknown.
@@ -84,6 +86,8 @@ class Machine:
     arch: str = "x86_64"
     wsl: bool = False
     wsl_version: Optional[int] = None
+    tegra: bool = False
+    jetpack: Optional[str] = None
     distro: Optional[str] = None
     distro_name: Optional[str] = None
     glibc: Optional[str] = None
@@ -125,7 +129,7 @@ class Machine:
     def describe(self) -> str:
         """One line a person reads: ``Linux x86_64 (WSL2), glibc 2.35, Python 3.12, 1× RTX 4090``."""
         osname = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}.get(self.os, self.os)
-        parts = [f"{osname} {self.arch}" + (" (WSL2)" if self.wsl else "")]
+        parts = [f"{osname} {self.arch}" + (" (WSL2)" if self.wsl else "") + (" (Jetson)" if self.tegra else "")]
         if self.distro_name or self.distro:
             parts.append(str(self.distro_name or self.distro))
         if self.glibc:

@@ -81,6 +81,27 @@ def _int(ctx: _Ctx) -> Conv:
     return conv
 
 
+def _number(ctx: _Ctx) -> Conv:
+    def conv(v: Any, key: str) -> float:
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+            raise ctx.fail(key, f"expected a non-negative number, got {v!r}")
+        return float(v)
+
+    return conv
+
+
+def _regex(ctx: _Ctx) -> Conv:
+    def conv(v: Any, key: str) -> str:
+        s = _str(ctx)(v, key)
+        try:
+            re.compile(s)
+        except re.error as exc:
+            raise ctx.fail(key, f"invalid regular expression: {exc}") from None
+        return s
+
+    return conv
+
+
 def _bool(ctx: _Ctx) -> Conv:
     def conv(v: Any, key: str) -> bool:
         if not isinstance(v, bool):
@@ -221,6 +242,7 @@ SPECS: Dict[Type[Any], Spec] = {
         "wsl": (_bool, False),
         "glibc": (_version, False),
         "local_label": (_bool, False),
+        "tegra": (_bool, False),
         "post_install": (lambda c: _list(c, _str(c)), False),
         "pins": (lambda c: _table(c, _str(c)), False),
     },
@@ -249,6 +271,7 @@ SPECS: Dict[Type[Any], Spec] = {
         "family": (_str, True),
         "first_cuda": (lambda c: _version(c, allow_empty=True), True),
         "last_cuda": (lambda c: _version(c, allow_empty=True), False),
+        "sbsa_from_cuda": (lambda c: _version(c, allow_empty=True), False),
     },
     m.Gpu: {
         "name": (_str, True),
@@ -335,6 +358,20 @@ SPECS: Dict[Type[Any], Spec] = {
         "files": (lambda c: _list(c, _pattern(c, WHEEL_REF_RE, "'name.whl#sha256=<64 hex>'")), True),
         "yanked": (lambda c: _list(c, _str(c)), False),
     },
+    m.Diagnosis: {
+        "id": (lambda c: _pattern(c, re.compile(r"[a-z0-9][a-z0-9-]*"), "a short id like 'glibc-too-old'"), True),
+        "checks": (lambda c: _list(c, _str(c)), False),
+        "pattern": (_regex, True),
+        "wsl": (_bool, False),
+        "cause": (_str, True),
+        "fix": (_str, True),
+        "example": (_str, True),
+    },
+    m.Tolerance: {
+        "check": (_str, True),
+        "dtype": (lambda c: _choice(c, ("float64", "float32", "float16", "bfloat16")), True),
+        "rel_error": (_number, True),
+    },
 }
 
 #: file-name pattern → {table name → row type}. A file may hold several tables.
@@ -349,6 +386,7 @@ TABLES: List[Tuple["re.Pattern[str]", Dict[str, Type[Any]]]] = [
     (re.compile(r"conda\.toml"), {"conda_forge": m.CondaForgeRow, "pytorch_channel": m.PytorchChannelRow,
                                          "constraint": m.CondaConstraint}),
     (re.compile(r"docker\.toml"), {"base_image": m.BaseImage, "ci_target": m.CiTarget}),
+    (re.compile(r"diagnoses\.toml"), {"diagnosis": m.Diagnosis, "tolerance": m.Tolerance}),
     # written by `envcheck matrix update` (envcheck/update/); one file per (channel, package)
     (re.compile(r"generated-index-[a-z0-9._-]+\.toml"), {"update": m.IndexUpdate, "wheels": m.IndexWheels}),
 ]

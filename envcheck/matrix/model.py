@@ -99,6 +99,7 @@ class Build(Sourced):
     wsl: bool = False
     glibc: Optional[str] = None  # glibc floor when the wheel tag states none (linux_x86_64)
     local_label: bool = True  # file versions carry +variant (False: bare "2.4.0")
+    tegra: bool = False  # built for Jetson (NVIDIA JetPack wheels)
     post_install: Tuple[str, ...] = ()
     pins: Mapping[str, str] = field(default_factory=dict)
     file: str = ""  # the matrix file the row came from (for messages)
@@ -164,6 +165,7 @@ class NvArch(Sourced):
     family: str = ""
     first_cuda: str = ""
     last_cuda: str = ""
+    sbsa_from_cuda: str = ""  # Jetson: first CUDA whose standard aarch64 (SBSA) builds run on it
 
     @property
     def major_minor(self) -> Tuple[int, int]:
@@ -347,6 +349,36 @@ class IndexWheels(Sourced):
     def full_version(self) -> str:
         """``"2.7.1+cu128"``, or the bare version when there is no label."""
         return f"{self.version}+{self.variant}" if self.variant else self.version
+
+
+@dataclass(frozen=True)
+class Diagnosis(Sourced):
+    """A known error message and what it means (``matrices/diagnoses.toml``).
+
+    ``pattern`` is a Python regular expression searched in an error text (a check's exception and
+    stderr, or text pasted into ``envcheck explain``); ``cause`` and ``fix`` are templates whose
+    ``{name}`` fields are the pattern's named groups or facts helpers of
+    :mod:`envcheck.verify.rules`. ``checks`` limits the rule to those verify checks (empty: any);
+    ``wsl`` limits it to WSL (true) or to everything else (false). ``example`` is a real message
+    the pattern must match (tests hold every rule to it).
+    """
+
+    id: str = ""
+    checks: Tuple[str, ...] = ()
+    pattern: str = ""
+    wsl: Optional[bool] = None
+    cause: str = ""
+    fix: str = ""
+    example: str = ""
+
+
+@dataclass(frozen=True)
+class Tolerance(Sourced):
+    """The largest relative error (Frobenius norm, vs a float64 reference) a verify check accepts."""
+
+    check: str = ""
+    dtype: str = ""
+    rel_error: float = 0.0
 
 
 # Type alias for readability in signatures.

@@ -57,6 +57,8 @@ def name_of(c: Candidate) -> str:
     """``torch 2.7.0+cu128`` (``torch 2.7.0`` for PyPI builds)."""
     if c.build.channel == "pypi":
         return f"torch {c.release.version} ({c.build.variant}, PyPI)"
+    if not c.build.local_label:
+        return f"torch {c.release.version} ({c.build.variant}, {c.build.channel})"
     return f"torch {c.release.version}+{c.build.variant}"
 
 
@@ -77,6 +79,28 @@ def _cap(sm: str) -> Tuple[int, int, bool]:
     if not mt:
         raise ValueError(sm)
     return int(mt.group(1)), int(mt.group(2)), bool(mt.group(3))
+
+
+def arch_serves(
+    sm: Sequence[str], ptx: Sequence[str], major: int, minor: int
+) -> Tuple[List[str], List[Tuple[int, str]], List[Tuple[int, str]]]:
+    """Which of a kernel list's entries run on compute capability ``major.minor``.
+
+    Args:
+        sm: cubin targets (``sm_80``, ``sm_90a``); ptx: PTX targets (``compute_90``).
+
+    Returns:
+        ``(exact, compatible, ptx)``: cubins built for exactly this capability; ``(minor, sm)``
+        cubins of the same major with a lower or equal minor (not arch-specific); ``(cc, compute_XY)``
+        PTX at or below the capability (JIT-compiled at first use). All empty = nothing runs.
+        Shared by the resolver and ``envcheck verify``'s arch check.
+    """
+    cubins = [_cap(s) + (s,) for s in sm]
+    exact = [s for ma, mi, sp, s in cubins if (ma, mi) == (major, minor)]
+    compatible = [(mi, s) for ma, mi, sp, s in cubins if ma == major and mi <= minor and not sp]
+    jit = [(ma * 10 + mi, p) for ma, mi, sp, p in (_cap(p) + (p,) for p in ptx)
+           if ma * 10 + mi <= major * 10 + minor and not sp]
+    return exact, compatible, jit
 
 
 def _list(xs: Sequence[str], limit: int = 12) -> str:
@@ -211,16 +235,43 @@ def check_wsl(c: Candidate, ctx: Context) -> None:
                             f"the Adrenalin release ROCm {rel.rocm} on WSL needs")
 
 
+def check_tegra(c: Candidate, ctx: Context) -> None:
+    """Jetson (Tegra) boards run NVIDIA's JetPack builds; from a GPU's ``sbsa_from_cuda`` on
+    (Thor: CUDA 13) the standard aarch64 CUDA builds too. JetPack builds run nowhere else."""
+    m, b = ctx.machine, c.build
+    if not m.tegra:
+        if b.tegra:
+            c.add("tegra", f"{name_of(c)} is NVIDIA's JetPack build: it runs only on a Jetson")
+        return
+    if b.backend != "cuda" or b.tegra:
+        return
+    for g in m.gpus_of("nvidia"):
+        row = ctx.matrix.nv_arch(g.arch)
+        start = row.sbsa_from_cuda if row else ""
+        if not start:
+            c.add("tegra", f"the {g.name} (Jetson, {g.arch}) runs only NVIDIA's JetPack builds; "
+                           f"{name_of(c)} is built for desktop/server GPUs")
+        elif b.cuda and vkey(b.cuda) < vkey(start):
+            c.add("tegra", f"the {g.name} (Jetson) runs standard aarch64 CUDA builds only from CUDA "
+                           f"{start}; {name_of(c)} is CUDA {b.cuda}")
+
+
 def driver_floors(c: Candidate, ctx: Context) -> Tuple[Optional[str], Optional[str]]:
     """(toolkit driver = full support, minor-version-compatibility floor) for a CUDA build.
 
     Either may be ``None`` when the matrix has no row (the caller says so).
     """
-    tk = ctx.matrix.toolkit(c.build.cuda or "")
-    fam = ctx.matrix.family(c.build.cuda or "")
-    win = ctx.windows_driver
-    full = (tk.driver_windows if win else tk.driver_linux) if tk else None
-    floor = (fam.floor_windows if win else fam.floor_linux) if fam else None
+    return cuda_driver_floors(ctx.matrix, c.build.cuda or "", ctx.windows_driver)
+
+
+def cuda_driver_floors(matrix: Matrix, cuda: str, windows: bool) -> Tuple[Optional[str], Optional[str]]:
+    """(toolkit driver, minor-version-compatibility floor) for CUDA ``cuda`` (``"12.8.0"`` or
+    ``"12.8"``) on a Linux or Windows driver (WSL uses the Windows one); ``None`` where the
+    matrix (cuda.toml) has no row. Shared by the resolver and ``envcheck verify``."""
+    tk = matrix.toolkit(cuda) if cuda else None
+    fam = matrix.family(cuda) if cuda else None
+    full = (tk.driver_windows if windows else tk.driver_linux) if tk else None
+    floor = (fam.floor_windows if windows else fam.floor_linux) if fam else None
     return full or None, floor or None
 
 
@@ -228,8 +279,8 @@ def check_driver(c: Candidate, ctx: Context) -> None:
     """NVIDIA driver vs the CUDA the build was made with; records ``fit['driver']``."""
     b = c.build
     m = ctx.machine
-    if b.backend != "cuda" or not b.cuda:
-        return
+    if b.backend != "cuda" or not b.cuda or b.tegra:
+        return  # JetPack builds use the driver JetPack (L4T) ships with them
     full, floor = driver_floors(c, ctx)
     c.fit["driver_full"], c.fit["driver_floor"] = full, floor
     cuda_mm = ".".join(b.cuda.split(".")[:2])
@@ -285,14 +336,8 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
         c.add("gpu-arch", f"unknown NVIDIA architecture {g.arch!r} for {g.name}")
         return
     major, minor = cap
-    cubins = []
-    for sm in b.sm:
-        ma, mi, specific = _cap(sm)
-        cubins.append((ma, mi, specific, sm))
-    exact = [s for ma, mi, sp, s in cubins if (ma, mi) == (major, minor)]
-    compatible = [(mi, s) for ma, mi, sp, s in cubins if ma == major and mi <= minor and not sp]
-    ptx = [(ma * 10 + mi, s) for ma, mi, sp, s in (_cap(p) + (p,) for p in b.ptx)
-           if ma * 10 + mi <= major * 10 + minor and not sp]
+    cubins = [_cap(sm) + (sm,) for sm in b.sm]
+    exact, compatible, ptx = arch_serves(b.sm, b.ptx, major, minor)
     arch_row = ctx.matrix.nv_arch(g.arch)
     fit = c.fit.get("arch_fit", 0)
     if exact:
@@ -413,6 +458,7 @@ CHECKS: List[Callable[[Candidate, Context], None]] = [
     check_macos,
     check_backend_request,
     check_wsl,
+    check_tegra,
     check_driver,
     check_gpus,
     check_compile,

@@ -24,6 +24,7 @@ REASON_CODES = {
     "gpu-arch": "the build's kernel list has no code for a GPU's architecture",
     "driver": "the GPU driver is too old for the build (or only under minor-version compatibility)",
     "wsl": "the build does not run under WSL (or is made only for WSL)",
+    "tegra": "a Jetson needs NVIDIA's JetPack build (or, on Thor, a CUDA 13 aarch64 build); JetPack builds run only there",
     "compile": "torch.compile does not support this Python in this release",
     "unverified": "a fact behind this build could not be confirmed from a primary source",
 }

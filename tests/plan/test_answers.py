@@ -188,3 +188,18 @@ def test_every_candidate_gets_every_reason(matrix):
     x = next(x for x in res.candidates if x.release.version == "2.8.0" and x.build.variant == "cu128"
              and "linux-x86_64" in x.build.platforms)
     assert {"glibc", "driver", "gpu-arch"} <= codes(x)
+
+
+def test_jetson_orin_gets_a_jetpack_build_and_thor_a_cuda13_aarch64_build(matrix):
+    orin = plan_for(matrix, gpus=["jetson orin"])
+    assert orin.machine.tegra and orin.machine.platform == "linux-aarch64"
+    assert orin.chosen.build.tegra
+    sbsa = [x for x in orin.candidates if x.build.backend == "cuda" and not x.build.tegra
+            and "linux-aarch64" in x.build.platforms]
+    assert sbsa and all("tegra" in codes(x) for x in sbsa)
+    thor = plan_for(matrix, gpus=["jetson thor"])
+    c = thor.chosen
+    assert not c.build.tegra and c.build.cuda.startswith("13.") and "sm_110" in c.build.sm
+    # JetPack builds are never offered off a Jetson
+    desktop = plan_for(matrix, gpus=["RTX 4090"], arch="aarch64")
+    assert all("tegra" in codes(x) for x in desktop.candidates if x.build.tegra)
