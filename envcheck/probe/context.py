@@ -86,6 +86,19 @@ class ProbeContext:
         return self.runner(argv, timeout=self.timeout if timeout is None else timeout)
 
 
+def matrix_gpu(matrix: Any, name: str, vendor: str) -> Any:
+    """The ``[[gpu]]`` row of ``vendor`` that ``name`` (as a tool prints it) means, or ``None``."""
+    if matrix is None or not name:
+        return None
+    from envcheck.errors import UnknownGpuError
+
+    try:
+        row = matrix.find_gpu(name)
+    except UnknownGpuError:
+        return None
+    return row if row.vendor == vendor else None
+
+
 def _os_reason(exc: OSError) -> str:
     if exc.errno == errno.ENOENT:
         return "absent"
@@ -133,6 +146,10 @@ class Finding:
         self.fields[name] = value
         self.how[name] = how
         self.unknown.pop(name, None)
+
+    def add_unknown(self, name: str, why: str) -> None:
+        """Append ``why`` to the reasons recorded under ``name`` (several GPUs, several problems)."""
+        self.unknown[name] = f"{self.unknown[name]}; {why}" if self.unknown.get(name) else why
 
     def missing(self, name: str, why: str) -> None:
         """Record why a fact is unknown (unless it is already known)."""

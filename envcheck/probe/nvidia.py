@@ -23,7 +23,7 @@ import re
 from typing import Any, List, Optional, Tuple
 
 from envcheck.machine.model import GpuDevice
-from envcheck.probe.context import Finding, ProbeContext, first_line, result_reason
+from envcheck.probe.context import Finding, ProbeContext, first_line, matrix_gpu, result_reason
 from envcheck.probe.wsl import WSL_LIB
 
 QUERY_FIELDS = ("index", "name", "uuid", "compute_cap", "memory.total", "driver_version", "mig.mode.current")
@@ -95,10 +95,10 @@ def _mig(value: Optional[str]) -> Optional[bool]:
 
 
 def smi_path(ctx: ProbeContext, wsl: bool) -> Tuple[str, str]:
-    """The ``nvidia-smi`` to run and a note: under WSL2 the Windows driver's copy in ``/usr/lib/wsl/lib``."""
+    """The ``nvidia-smi`` to run and its name for notes: under WSL2 the Windows driver's copy in ``/usr/lib/wsl/lib``."""
     wsl_smi = f"{WSL_LIB}/nvidia-smi"
     if wsl and ctx.exists(wsl_smi):
-        return str(ctx.path(wsl_smi)), f"{wsl_smi}, the Windows driver's tool"
+        return str(ctx.path(wsl_smi)), wsl_smi
     return "nvidia-smi", "nvidia-smi"
 
 
@@ -122,6 +122,8 @@ def probe_nvidia(ctx: ProbeContext, wsl: bool = False, windows: bool = False) ->
             return f
     elif ctx.nvml is False:
         tried.append("NVML not used")
+    elif not ctx.live:
+        tried.append("NVML not used for a replayed tree")
     else:
         tried.append("NVML not tried: no NVIDIA kernel driver (/proc/driver/nvidia, /dev/nvidiactl absent)")
     smi, smi_note = smi_path(ctx, wsl)
@@ -165,11 +167,13 @@ def _from_nvml(ctx: ProbeContext, f: Finding, tried: List[str], wsl: bool) -> bo
             f.missing("cuda_driver_max", f"NVML could not tell the CUDA version: {exc}")
         for i in range(int(nv.nvmlDeviceGetCount())):
             f.gpus.append(_nvml_device(nv, i, how))
-        f.how["gpus"] = how
+        f.how["nvidia_gpus"] = how
         return True
     except Exception as exc:
         tried.append(f"NVML failed while reading devices: {exc}")
-        f.fields.clear(), f.gpus.clear(), f.how.clear()
+        f.fields.clear()
+        f.gpus.clear()
+        f.how.clear()
         return False
     finally:
         try:
@@ -208,20 +212,19 @@ def _from_smi(ctx: ProbeContext, f: Finding, tried: List[str], smi: str, note: s
         tried.append(f"{note} --query-gpu printed nothing parsable"
                      + (f" (first line: {bad[0][:100]!r})" if bad else " (empty output)"))
         return False
-    how = f"{note} --query-gpu" + (" (WSL: the Windows driver)" if wsl else "")
-    prefix = f"{'; '.join(tried)}; so " if tried else ""
+    how = f"{note} --query-gpu" + (" (WSL2: the Windows driver)" if wsl else "")
+    after = f" ({'; '.join(tried)})" if tried else ""
     for row in rows:
         gpu = _smi_gpu(ctx, row, how)
         if gpu is None:
-            f.unknown.setdefault("gpus", "")
-            f.unknown["gpus"] = (f.unknown["gpus"] + "; " if f.unknown["gpus"] else "") + (
-                f"NVIDIA GPU {row.get('name')!r}: no compute capability and no matrix GPU of that name")
+            f.add_unknown("nvidia_gpus", f"NVIDIA GPU {row.get('name')!r}: no compute capability and no "
+                                         "matrix GPU of that name")
             continue
         f.gpus.append(gpu)
-    f.how["gpus"] = prefix + how
+    f.how["nvidia_gpus"] = how + after
     drivers = sorted({r["driver_version"] for r in rows if r.get("driver_version")})
     if drivers and _VERSION.fullmatch(drivers[0]):
-        f.set("nvidia_driver", drivers[0], prefix + how)
+        f.set("nvidia_driver", drivers[0], how + after)
     else:
         f.missing("nvidia_driver", f"{note} --query-gpu printed no driver version")
     _cuda_version(ctx, f, smi, note)
@@ -242,17 +245,10 @@ def _smi_gpu(ctx: ProbeContext, row: dict, how: str) -> Optional[GpuDevice]:
 
 
 def _arch_by_name(ctx: ProbeContext, name: str, how: str) -> Tuple[Optional[str], str]:
-    if ctx.matrix is None:
+    row = matrix_gpu(ctx.matrix, name, "nvidia")
+    if row is None:
         return None, how
-    from envcheck.errors import UnknownGpuError
-
-    try:
-        g = ctx.matrix.find_gpu(name)
-    except UnknownGpuError:
-        return None, how
-    if g.vendor != "nvidia":
-        return None, how
-    return g.arch, f"{how}; arch from the name ({g.name}, matrices/gpus-nvidia.toml)"
+    return row.arch, f"{how}; arch from the name ({row.name}, matrices/gpus-nvidia.toml)"
 
 
 def _cuda_version(ctx: ProbeContext, f: Finding, smi: str, note: str) -> None:
@@ -260,7 +256,7 @@ def _cuda_version(ctx: ProbeContext, f: Finding, smi: str, note: str) -> None:
     if res.ok:
         value, why = parse_cuda_banner(res.stdout)
         if value:
-            f.set("cuda_driver_max", value, f"'CUDA Version' in the {note} banner")
+            f.set("cuda_driver_max", value, f"'CUDA Version' in the {note} banner")  # e.g. "CUDA Version: 12.2"
             return
         reasons = [f"{note}: {why}"]
     else:
@@ -291,5 +287,5 @@ def _from_proc(ctx: ProbeContext, f: Finding, tried: List[str]) -> None:
     f.set("nvidia_driver", version, "/proc/driver/nvidia/version (" + "; ".join(tried) + ")")
     f.missing("cuda_driver_max", "only /proc/driver/nvidia/version answered, and it does not state the "
                                  "CUDA version (" + "; ".join(tried) + ")")
-    f.unknown["gpus"] = ("an NVIDIA driver is loaded but its GPUs could not be listed: "
+    f.unknown["nvidia_gpus"] = ("an NVIDIA driver is loaded but its GPUs could not be listed: "
                          + "; ".join(tried) + " — pass them with --gpu")

@@ -1,0 +1,50 @@
+"""``envcheck probe --json`` against ``python -m torch.utils.collect_env`` (goal: ≤ 0.2× its time).
+
+Both run as fresh processes, as a person would run them. collect_env runs in a venv with torch
+2.13.0 (``$ENVCHECK_BENCH_TORCH_VENV``, default /work/venvs/torch-2.13.0); probe runs with this
+interpreter. Also timed: probe of a replayed multi-GPU + AMD tree in-process (no process start).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Dict, List
+
+HERE = Path(__file__).resolve().parent
+TORCH_VENV = Path(os.environ.get("ENVCHECK_BENCH_TORCH_VENV", "/work/venvs/torch-2.13.0"))
+
+
+def _torch_python() -> Path:
+    return TORCH_VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def run() -> List[Dict[str, object]]:
+    sys.path.insert(0, str(HERE))
+    from run import median_seconds, time_command  # noqa: E402  (benchmarks/run.py)
+
+    rows: List[Dict[str, object]] = []
+    probe_cmd = [sys.executable, "-m", "envcheck", "probe", "--json"]
+    probe_s = time_command(probe_cmd, repeat=7)
+    torch_py = _torch_python()
+    if torch_py.exists():
+        base = time_command([str(torch_py), "-m", "torch.utils.collect_env"], repeat=3)
+        rows.append({"name": "probe --json vs torch collect_env", "seconds": probe_s,
+                     "baseline": "collect_env", "baseline_seconds": base, "goal": "<= 0.2x"})
+    else:
+        rows.append({"name": "probe --json", "seconds": probe_s, "goal": f"(no {torch_py} for the baseline)"})
+
+    sys.path.insert(0, str(HERE.parent))
+    from envcheck.probe import load_probe_matrix, probe_machine
+    from tests.probe.replay import machine_replay
+
+    matrix = load_probe_matrix()
+
+    def replayed() -> None:
+        root, replay = machine_replay("mixed-3090-7900xtx")
+        probe_machine(matrix, root=root, runner=replay, docker=False, nvml=False)
+
+    rows.append({"name": "probe of a replayed NVIDIA+AMD tree (in-process)",
+                 "seconds": median_seconds(replayed, repeat=20), "goal": "informational"})
+    return rows

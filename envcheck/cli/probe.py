@@ -1,0 +1,135 @@
+"""``envcheck probe`` — describe this machine (OS, glibc, Python, WSL, GPUs, drivers, Docker)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, List
+
+HELP = "describe this machine: OS, glibc, Python, WSL, GPUs, drivers, ROCm, Docker"
+
+EPILOG = """\
+examples:
+  envcheck probe                         what envcheck sees here, and how it found each fact
+  envcheck probe --json                  the same as one JSON object (the Machine)
+  envcheck probe -o node.toml            save it; then on another machine:
+  envcheck plan --machine node.toml      plan for the saved machine
+
+Each fact says how it was found (NVML, nvidia-smi, /proc/driver/nvidia/version, KFD topology,
+rocminfo, /etc/os-release, os.confstr …) and each unknown says why (a tool missing, timed out
+or printing garbage, a file unreadable). A machine that hides something still gives exit 0:
+correct the fact with `envcheck plan --driver …/--gpu …` or by editing the saved file.
+
+exit codes: 0 probed (unknowns are listed, not errors) · 2 bad input (e.g. -o exists without --force)
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("probe", help=HELP, description=HELP, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", action="store_true", help="print the Machine as JSON")
+    p.add_argument("-o", "--output", metavar="FILE", type=Path,
+                   help="write the Machine to FILE (TOML) for `envcheck plan --machine FILE`")
+    p.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    p.add_argument("--timeout", type=float, default=5.0, metavar="S",
+                   help="seconds each tool (nvidia-smi, rocminfo, docker) may take (default 5)")
+    p.add_argument("--no-docker", dest="docker", action="store_false", help="do not ask docker")
+    p.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck.errors import DataFileError, UsageError
+    from envcheck.probe import load_probe_matrix, probe_machine
+
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    if args.output is not None and args.output.is_dir():
+        raise UsageError(f"-o {args.output}: is a directory; give a file name such as {args.output / 'machine.toml'}")
+    try:
+        matrix = load_probe_matrix(args.matrices)
+    except DataFileError as exc:
+        if args.matrices:
+            raise
+        sys.stderr.write(f"envcheck: warning: {exc}\n  probing without the matrix: distro and GPU names "
+                         "stay unknown\n")
+        matrix = None
+    machine = probe_machine(matrix, timeout=args.timeout, docker=args.docker)
+    if args.output is not None:
+        write_machine(args.output, machine, args.force)
+    if args.json:
+        json.dump(machine.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_text(machine, args.output))
+    return 0
+
+
+def write_machine(path: Path, machine: Any, force: bool) -> Path:
+    """Write ``machine`` as a machine file ``path`` (atomic; refuses to replace it without ``force``).
+
+    Raises:
+        OutputExistsError: ``path`` exists and ``force`` is false.
+        UsageError: the folder cannot be written.
+    """
+    import tomli_w
+
+    from envcheck.machine.io import machine_document
+    from envcheck.render.write import write_outputs
+
+    text = ("# envcheck probe: this machine, each fact with how it was found ([machine.how]).\n"
+            "# Plan for it anywhere with: envcheck plan --machine " + path.name + "\n"
+            + tomli_w.dumps(machine_document(machine)))
+    return write_outputs(path.parent, {path.name: text}, force)[0]
+
+
+def render_text(m: Any, wrote: Any = None) -> str:
+    """The human report: one summary line, each fact with its method, GPUs, unknowns, next steps."""
+    lines: List[str] = [f"This machine: {m.describe()}", ""]
+    facts = [(k, getattr(m, k)) for k in ("os", "arch", "distro", "distro_name", "glibc", "macos", "python",
+                                          "wsl", "wsl_version", "container", "nvidia_driver", "cuda_driver_max",
+                                          "rocm", "amd_linux_driver", "amd_driver")]
+    shown = [(k, v) for k, v in facts if v is not None]
+    width = max(len(k) for k, _ in shown) if shown else 10
+    for k, v in shown:
+        value = str(v).lower() if isinstance(v, bool) else str(v)
+        how = m.how.get(k, "")
+        if len(value) > 24:  # a long value gets its own line; the method goes below it
+            lines.append(f"  {k:<{width}}  {value}")
+            lines.append(f"  {'':<{width}}  {'':<24} {how}")
+        else:
+            lines.append(f"  {k:<{width}}  {value:<24} {how}")
+    if m.docker:
+        d = m.docker
+        if d.get("reachable"):
+            value = f"engine {d.get('version')}" + (", NVIDIA runtime" if d.get("nvidia_runtime") else ", no NVIDIA runtime")
+        else:
+            value = d.get("error", "not reachable")
+        lines.append(f"  {'docker':<{width}}  {value}")
+    lines.append("")
+    if m.gpus:
+        lines.append(f"GPUs ({len(m.gpus)}):")
+        for g in m.gpus:
+            extra = [f"{g.memory_mib} MiB"] if g.memory_mib else []
+            if g.mig:
+                extra.append("MIG on")
+            if not g.serve:
+                extra.append("integrated, plans do not target it")
+            lines.append(f"  {g.vendor:<6} {g.name} ({g.arch})" + (f", {', '.join(extra)}" if extra else ""))
+            lines.append(f"         found by: {g.how}")
+    else:
+        lines.append(f"GPUs: {m.how.get('gpus', 'none found')}")
+    if m.unknown:
+        lines.append("")
+        lines.append("Unknown (and why):")
+        for k, why in m.unknown.items():
+            lines.append(f"  {k}: {why}")
+    lines.append("")
+    if wrote is not None:
+        lines.append(f"Wrote {wrote}; plan for it anywhere with: envcheck plan --machine {wrote}")
+    else:
+        lines.append("Next: envcheck plan                (plan for this machine)")
+        lines.append("      envcheck probe -o machine.toml  (save it; plan elsewhere with --machine)")
+    return "\n".join(lines) + "\n"
