@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-HELP = "show or validate the compatibility matrix (matrices/*.toml)"
+HELP = "show, validate or refresh the compatibility matrix (matrices/*.toml)"
 
 
 def add_parser(sub: Any) -> None:

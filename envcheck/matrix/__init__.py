@@ -12,12 +12,15 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 from envcheck.errors import DataFileError, UnknownGpuError, UsageError
 from envcheck.matrix import model as m
 from envcheck.matrix.load import load_dir
 from envcheck.matrix.model import vkey
+
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.update.data import IndexData
 
 __all__ = ["Matrix", "load_matrix", "default_matrix_dir", "normalize_gpu_name"]
 
@@ -61,6 +64,8 @@ class Matrix:
         builds: every build row (each may cover several releases).
         channels, toolkits, families, archs, gpus, rocm_wsl, steps, distros, manylinux,
         conda_forge, pytorch_channel, base_images, ci_targets: see matrices/README.md.
+        index_updates, index_wheels: the generated index rows (``generated-index-*.toml``); query
+            them through :meth:`index_data`.
         directory: the folder the rows were read from.
     """
 
@@ -96,7 +101,7 @@ class Matrix:
         self.ci_targets: List[m.CiTarget] = rows("ci_target")
         self.index_updates: List[m.IndexUpdate] = rows("update", "generated-index")
         self.index_wheels: List[m.IndexWheels] = rows("wheels", "generated-index")
-        self._index_data: Optional[object] = None
+        self._index_data: Optional["IndexData"] = None
         self._builds_by_release: Dict[str, List[m.Build]] = {}
         for b in self.builds:
             for v in b.torch:
@@ -265,14 +270,14 @@ class Matrix:
         return [r.version for r in self.releases]
 
     # -- generated index data -----------------------------------------------------------------
-    def index_data(self) -> "IndexData":  # noqa: F821
+    def index_data(self) -> "IndexData":
         """What the wheel indexes served at the last ``envcheck matrix update``
         (``generated-index-*.toml``), parsed and indexed: :class:`envcheck.update.data.IndexData`."""
         if self._index_data is None:
             from envcheck.update.data import IndexData
 
             self._index_data = IndexData(self)
-        return self._index_data  # type: ignore[return-value]
+        return self._index_data
 
 
 def iter_sources(rows: Iterable[m.Sourced]) -> Iterable[Tuple[m.Sourced, str]]:

@@ -14,11 +14,13 @@ Every failure raises :class:`envcheck.errors.IndexFetchError` (exit 1) naming th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 import requests
 from requests.adapters import HTTPAdapter
+import urllib3.exceptions
 from urllib3.util import Retry
 
 from envcheck import __version__
@@ -61,6 +63,7 @@ class IndexClient:
 
     def __init__(self, timeout: float = 30.0, retries: int = 3, backoff: float = 0.5):
         self.timeout = timeout
+        self.retries = retries
         self.session = requests.Session()
         self.session.max_redirects = MAX_REDIRECTS
         self.session.headers.update({"Accept": ACCEPT, "User-Agent": f"envcheck/{__version__}"})
@@ -108,34 +111,49 @@ class IndexClient:
         return Page(url, resp.url, kind, tuple(links), len(body))
 
     def _get(self, url: str) -> requests.Response:
+        tries = f" (after {self.retries} retr{'y' if self.retries == 1 else 'ies'})" if self.retries else ""
         try:
             resp = self.session.get(url, timeout=self.timeout)
             if resp.status_code >= 400:
                 hint = " (no such project page on this index?)" if resp.status_code == 404 else ""
-                raise IndexFetchError(f"{url}: HTTP {resp.status_code} {resp.reason}{hint}")
+                again = tries if resp.status_code in RETRY_STATUS else ""
+                raise IndexFetchError(f"{url}: HTTP {resp.status_code} {resp.reason}{again}{hint}")
             resp.content  # read the whole body now, inside the try (a short body raises here)
             return resp
         except requests.exceptions.TooManyRedirects:
             raise IndexFetchError(f"{url}: more than {MAX_REDIRECTS} redirects (a redirect loop?)") from None
-        except requests.exceptions.Timeout:
-            raise IndexFetchError(f"{url}: no answer within {self.timeout:g} s (timed out)") from None
         except requests.exceptions.SSLError as exc:
-            raise IndexFetchError(f"{url}: TLS certificate check failed: {_short(exc)}") from None
+            raise IndexFetchError(f"{url}: TLS certificate check failed: {_reason(exc)}") from None
         except requests.exceptions.ChunkedEncodingError as exc:
-            raise IndexFetchError(f"{url}: the body ended early (truncated): {_short(exc)}") from None
-        except requests.exceptions.ConnectionError as exc:
-            raise IndexFetchError(f"{url}: cannot connect: {_short(exc)}") from None
+            raise IndexFetchError(f"{url}: the body ended early (truncated): {_reason(exc)}") from None
+        except (requests.exceptions.Timeout, requests.exceptions.ConnectionError) as exc:
+            if isinstance(exc, requests.exceptions.Timeout) or isinstance(_root(exc), urllib3.exceptions.TimeoutError):
+                raise IndexFetchError(f"{url}: no answer within {self.timeout:g} s (timed out){tries}") from None
+            raise IndexFetchError(f"{url}: cannot connect{tries}: {_reason(exc)}") from None
         except requests.exceptions.RequestException as exc:
-            raise IndexFetchError(f"{url}: {_short(exc)}") from None
+            raise IndexFetchError(f"{url}: {_reason(exc)}") from None
 
 
-def _short(exc: BaseException) -> str:
-    """The innermost reason of a requests/urllib3 error, without the object reprs."""
-    text = str(exc)
-    for marker in ("Caused by ", "(Caused by "):
-        if marker in text:
-            text = text.split(marker, 1)[1].rstrip(")")
-    return text[:300]
+def _root(exc: BaseException) -> BaseException:
+    """The innermost cause: requests wraps urllib3's MaxRetryError, which wraps the reason."""
+    seen = exc
+    for _ in range(5):
+        nxt = getattr(seen, "reason", None) or (seen.args[0] if seen.args and isinstance(seen.args[0], BaseException) else None)
+        if nxt is None or nxt is seen:
+            break
+        seen = nxt
+    return seen
+
+
+def _reason(exc: BaseException) -> str:
+    """A one-line reason without object reprs: ``IncompleteRead(50 bytes read, 128 more expected)``."""
+    root = _root(exc)
+    text = str(root)
+    m = re.search(r"IncompleteRead\([^)]*\)", text)
+    if m:
+        return m.group(0)
+    m = re.search(r"\[Errno -?\d+\] [^'\"\)]+|Connection refused|Name or service not known", text)
+    return (m.group(0) if m else text)[:300]
 
 
 def page_urls(index: str, package: str, subindexes: Optional[List[str]] = None) -> List[str]:

@@ -29,18 +29,19 @@ class RichProgress:
 
     def start(self, total: int) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         console = Console(stderr=True)
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  DownloadColumn(), console=console, transient=True,
+                                  TextColumn("pages"), TimeElapsedColumn(), console=console, transient=True,
                                   disable=not console.is_terminal)
         self._progress.start()
         self._task = self._progress.add_task("index pages", total=total)
 
     def advance(self, url: str, nbytes: int) -> None:
         if self._progress is not None:
-            self._progress.update(self._task, advance=1, description=url.rstrip("/").rsplit("/", 1)[-1])
+            name = url.rstrip("/").rsplit("/", 1)[-1]
+            self._progress.update(self._task, advance=1, description=f"{name} ({nbytes / 1024:,.0f} KiB)")
 
 
 def _names(items: List[str]) -> str:

@@ -16,6 +16,7 @@ schema (and that it reads back to the same rows) → only then replace the files
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Protocol, Sequence, Tuple
@@ -34,6 +35,7 @@ __all__ = ["DEFAULT_INDEX", "DEFAULT_PACKAGES", "PackageResult", "UpdateResult",
 
 DEFAULT_INDEX = "https://download.pytorch.org/whl/"
 DEFAULT_PACKAGES = ("torch", "torchvision", "torchaudio")
+_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")  # PEP 508 project names
 
 
 class Progress(Protocol):
@@ -167,7 +169,10 @@ def run_update(
         IndexFetchError: a page could not be fetched or parsed (exit 1). Nothing is written then.
     """
     index = normalize_index(index)
-    names = [str(canonicalize_name(p)) for p in packages if p.strip()]
+    bad = [p for p in packages if p.strip() and not _NAME.fullmatch(p.strip())]
+    if bad:
+        raise UsageError(f"--packages: {bad[0]!r} is not a package name (letters, digits, '.', '_', '-')")
+    names = [str(canonicalize_name(p.strip())) for p in packages if p.strip()]
     if not names:
         raise UsageError("--packages is empty; e.g. --packages torch,torchvision,torchaudio")
     directory = Path(matrices) if matrices else default_matrix_dir()

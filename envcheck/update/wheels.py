@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import FrozenSet, Optional, Tuple
+from typing import Optional, Tuple
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
@@ -180,6 +180,3 @@ def supports_python(info: WheelInfo, python: str) -> bool:
                 return True
     return False
 
-
-def variants_of(infos: "FrozenSet[WheelInfo]") -> Tuple[str, ...]:
-    return tuple(sorted({i.variant for i in infos}))

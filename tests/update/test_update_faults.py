@@ -1,0 +1,183 @@
+"""Faults: each gives a clear message and a non-zero exit, and leaves every matrix file as it was.
+
+Exit codes: 1 when a page cannot be fetched or parsed (the input was fine), 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from envcheck.update import store
+from envcheck.update.client import IndexClient
+from envcheck.update.update import run_update
+from tests.update.index_support import send, slow, snapshot
+
+OK_PAGE = (b"<!DOCTYPE html><html><body>\n"
+           b'<a href="/whl/cpu/torch-2.7.1%2Bcpu-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=' + b"a" * 64 + b'">'
+           b"torch-2.7.1+cpu-cp312-cp312-manylinux_2_28_x86_64.whl</a><br/>\n</body></html>\n")
+
+
+def _update(cli, server, mx: Path, *extra: str, packages: str = "torch"):
+    return cli(["matrix", "update", "--index", f"{server.url}/whl/", "--channel", "pytorch",
+                "--packages", packages, "--matrices", str(mx), "--retries", "0", *extra])
+
+
+@pytest.fixture
+def seeded(cli, server, mx):
+    """Matrices that already hold a generated torch file (so 'untouched' covers an existing file)."""
+    server.html("/whl/torch/", OK_PAGE)
+    assert _update(cli, server, mx).code == 0
+    server.routes.clear()
+    server.requests.clear()
+    return mx
+
+
+def _assert_fails(cli, server, mx, code, *needles, extra=(), packages="torch"):
+    before = snapshot(mx)
+    r = _update(cli, server, mx, *extra, packages=packages)
+    assert r.code == code, (r.out, r.err)
+    for n in needles:
+        assert n in r.err, r.err
+    assert "Traceback" not in r.err
+    assert snapshot(mx) == before
+    return r
+
+
+def test_timeout(cli, server, seeded):
+    server.routes["/whl/torch/"] = slow
+    _assert_fails(cli, server, seeded, 1, "no answer within 0.3 s (timed out)", "/whl/torch/", extra=("--timeout", "0.3"))
+
+
+def test_404(cli, server, seeded):
+    _assert_fails(cli, server, seeded, 1, "HTTP 404", "/whl/torch/")
+
+
+def test_500_is_retried_then_fails(cli, server, seeded):
+    server.routes["/whl/torch/"] = lambda h: send(h, 500, b"boom", "text/plain")
+    before = snapshot(seeded)
+    r = cli(["matrix", "update", "--index", f"{server.url}/whl/", "--channel", "pytorch", "--packages", "torch",
+             "--matrices", str(seeded), "--retries", "2"])
+    assert r.code == 1 and "HTTP 500" in r.err
+    assert len(server.requests) == 3  # one attempt + two retries
+    assert snapshot(seeded) == before
+
+
+def test_503_then_ok_succeeds_on_retry(server, mx):
+    calls = []
+
+    def flaky(h):
+        calls.append(1)
+        if len(calls) == 1:
+            send(h, 503, b"busy", "text/plain")
+        else:
+            send(h, 200, OK_PAGE)
+
+    server.routes["/whl/torch/"] = flaky
+    with IndexClient(timeout=5, retries=2, backoff=0) as client:
+        res = run_update(index=f"{server.url}/whl/", packages=["torch"], matrices=mx, channel="pytorch", client=client)
+    assert len(calls) == 2
+    assert res.packages[0].files == 1 and res.packages[0].written
+
+
+def test_truncated_body(cli, server, seeded):
+    server.routes["/whl/torch/"] = lambda h: send(h, 200, OK_PAGE[:60], "text/html", length=len(OK_PAGE))
+    _assert_fails(cli, server, seeded, 1, "truncated")
+
+
+def test_truncated_html_without_length(cli, server, seeded):
+    cut = OK_PAGE[: OK_PAGE.index(b"</body>")]
+    server.routes["/whl/torch/"] = lambda h: send(h, 200, cut, "text/html")
+    _assert_fails(cli, server, seeded, 1, "truncated", "</html>")
+
+
+def test_truncated_json(cli, server, seeded):
+    body = b'{"meta": {"api-version": "1.1"}, "name": "torch", "files": [{"filename": "torch-2.7.1'
+    server.routes["/whl/torch/"] = lambda h: send(h, 200, body, "application/vnd.pypi.simple.v1+json")
+    _assert_fails(cli, server, seeded, 1, "not valid JSON")
+
+
+def test_wrong_content_type(cli, server, seeded):
+    server.routes["/whl/torch/"] = lambda h: send(h, 200, OK_PAGE, "application/octet-stream")
+    _assert_fails(cli, server, seeded, 1, "content type 'application/octet-stream'")
+
+
+def test_redirect_loop(cli, server, seeded):
+    server.routes["/whl/torch/"] = lambda h: send(h, 302, b"", None, {"Location": "/whl/torch2/"})
+    server.routes["/whl/torch2/"] = lambda h: send(h, 302, b"", None, {"Location": "/whl/torch/"})
+    _assert_fails(cli, server, seeded, 1, "redirect")
+
+
+def test_malformed_file_name(cli, server, seeded):
+    bad = OK_PAGE.replace(b"torch-2.7.1%2Bcpu-cp312", b"torch-2.7.1%2Bcpu-cp312-extra-junk")
+    server.html("/whl/torch/", bad)
+    _assert_fails(cli, server, seeded, 1, "malformed wheel file name",
+                  "torch-2.7.1+cpu-cp312-extra-junk-cp312-manylinux_2_28_x86_64.whl")
+
+
+def test_file_of_another_package(cli, server, seeded):
+    server.html("/whl/torch/", OK_PAGE.replace(b"/torch-2.7.1", b"/torchvision-0.22.1"))
+    _assert_fails(cli, server, seeded, 1, "is a torchvision wheel on the page for torch")
+
+
+def test_second_package_failing_writes_nothing(cli, server, seeded):
+    server.html("/whl/torch/", OK_PAGE.replace(b"2.7.1", b"2.7.2"))  # would change the torch file
+    _assert_fails(cli, server, seeded, 1, "/whl/torchvision/", "HTTP 404", packages="torch,torchvision")
+
+
+@pytest.mark.parametrize("url", ["ftp://example.org/whl/", "download.pytorch.org/whl", "https:///whl/",
+                                 "https://example.org/whl/?x=1"])
+def test_bad_index_url_is_usage_error(cli, mx, url):
+    before = snapshot(mx)
+    r = cli(["matrix", "update", "--index", url, "--matrices", str(mx)])
+    assert r.code == 2 and "is not an index URL" in r.err
+    assert snapshot(mx) == before
+
+
+def test_bad_package_name_is_usage_error(cli, mx):
+    r = cli(["matrix", "update", "--packages", "torch,torch vision", "--matrices", str(mx)])
+    assert r.code == 2 and "'torch vision' is not a package name" in r.err
+
+
+def test_bad_numbers_are_usage_errors(cli, mx):
+    r = cli(["matrix", "update", "--timeout", "0", "--matrices", str(mx)])
+    assert r.code == 2 and "--timeout" in r.err
+
+
+def test_failed_replace_rolls_back(server, seeded, monkeypatch):
+    """A failure between the two os.replace calls puts the first file back as it was."""
+    server.html("/whl/torch/", OK_PAGE.replace(b"2.7.1", b"2.7.2"))
+    server.html("/whl/torchvision/", OK_PAGE.replace(b"/torch-2.7.1", b"/torchvision-0.22.1"))
+    before = snapshot(seeded)
+    real = os.replace
+    calls = []
+
+    def failing(src, dst):
+        if Path(dst).parent != seeded:  # e.g. the parsed-matrix cache
+            return real(src, dst)
+        calls.append(Path(dst).name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # an interrupt mid-way, the worst moment
+        return real(src, dst)
+
+    monkeypatch.setattr(store.os, "replace", failing)
+    with IndexClient(timeout=5, retries=0) as client, pytest.raises(KeyboardInterrupt):
+        run_update(index=f"{server.url}/whl/", packages=["torch", "torchvision"], matrices=seeded,
+                   channel="pytorch", client=client)
+    assert calls[:2] == ["generated-index-pytorch-torch.toml", "generated-index-pytorch-torchvision.toml"]
+    assert snapshot(seeded) == before
+
+
+def test_unwritable_folder_is_usage_error(cli, server, seeded, monkeypatch):
+    server.html("/whl/torch/", OK_PAGE.replace(b"2.7.1", b"2.7.2"))
+    before = snapshot(seeded)
+
+    def no_space(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store.tempfile, "mkstemp", no_space)
+    r = _update(cli, server, seeded)
+    assert r.code == 2 and "No space left on device" in r.err and "nothing was changed" in r.err
+    assert snapshot(seeded) == before
