@@ -68,6 +68,10 @@ def add_parser(sub: Any) -> None:
     o.add_argument("--mirror", action="append", default=[], metavar="URL",
                    help="a mirror of https://download.pytorch.org/whl (or PREFIX=URL for another index); "
                         "rewrites the index URLs in every file")
+    o.add_argument("--hashes", action="store_true",
+                   help="pin every wheel of the chosen build with --hash=sha256:… (needs `envcheck matrix "
+                        "update` data); install with `pip install --require-hashes --no-deps -r …` after "
+                        "the dependencies, or lock those too (uv pip compile --generate-hashes)")
     o.add_argument("--json", action="store_true", help="print the plan and every candidate as JSON")
     o.add_argument("--explain", action="store_true", help="list every candidate with its reasons")
     o.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
@@ -171,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     matrix = load_matrix(args.matrices)
     machine = build_machine(args, matrix)
     res = resolve(machine, request, matrix)
-    plan = make_plan(res, matrix, mirrors)
+    plan = make_plan(res, matrix, mirrors, hashes=args.hashes)
     written: List[str] = []
     if plan is not None and args.output:
         written = [str(p) for p in write_outputs(args.output, render(plan, formats), args.force)]

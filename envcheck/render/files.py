@@ -31,6 +31,10 @@ def render_requirements(plan: Plan) -> str:
     ]
     if plan.python:
         lines.append(f"# for Python {plan.python} — install into an interpreter of that version")
+    if plan.hashes:
+        lines.append("# hash-pinned: pip --require-hashes needs every dependency hashed too — install the "
+                     "dependencies first and these with --no-deps, or lock them all "
+                     "(uv pip compile --generate-hashes)")
     lines += plan.pip_lines()
     if plan.steps:
         lines.append("# after installing, run (post-install steps of this build):")

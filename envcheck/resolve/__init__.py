@@ -31,6 +31,7 @@ from envcheck.resolve.rules import (
     name_of,
     py_span,
 )
+from envcheck.resolve.index_only import index_only_candidates
 from envcheck.resolve.types import REASON_CODES, Candidate, Reason, Request, Resolution
 
 __all__ = ["resolve", "rank_key", "Request", "Resolution", "Candidate", "Reason", "REASON_CODES"]
@@ -106,6 +107,7 @@ def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
     for c in cands:
         for check in CHECKS:
             check(c, ctx)
+    cands += index_only_candidates(matrix, machine)
     release_index = {r.version: i for i, r in enumerate(matrix.releases)}
     accepted = sorted((c for c in cands if c.accepted), key=lambda c: rank_key(c, release_index, machine))
     rejected = [c for c in cands if not c.accepted]

@@ -91,6 +91,7 @@ class Plan:
     conda: Optional[Tuple[CondaForgeRow, Optional[str]]] = None
     base_image: Optional[BaseImage] = None
     marker: Optional[Marker] = None
+    hashes: Dict[str, List[str]] = field(default_factory=dict)  # package -> sha256 (plan --hashes)
     notes: List[str] = field(default_factory=list)
 
     @property
@@ -112,7 +113,9 @@ class Plan:
     def pip_lines(self) -> List[str]:
         """The requirement lines (index option first), without comments."""
         lines = [self.index_option] if self.index_option else []
-        lines += [f"{pkg}=={ver}" for pkg, ver in self.pins.items()]
+        for pkg, ver in self.pins.items():
+            hashes = self.hashes.get(pkg, [])
+            lines.append(f"{pkg}=={ver}" + "".join(f" --hash=sha256:{h}" for h in hashes))
         return lines
 
     @property
@@ -204,8 +207,17 @@ def _base_image(matrix: Matrix, c: Candidate, wsl: bool) -> Optional[BaseImage]:
     return rows[0] if rows else None
 
 
-def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]] = ()) -> Optional[Plan]:
-    """The plan for the chosen candidate of ``res`` (``None`` when nothing was accepted)."""
+def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]] = (),
+              hashes: bool = False) -> Optional[Plan]:
+    """The plan for the chosen candidate of ``res`` (``None`` when nothing was accepted).
+
+    Args:
+        hashes: pin every wheel of the chosen build for the target platform and Python with its
+            sha256 (from ``envcheck matrix update`` data).
+
+    Raises:
+        IndexDataMissing: ``hashes`` asked for, but the index data lacks those files (exit 1).
+    """
     c = res.chosen
     if c is None:
         return None
@@ -233,6 +245,13 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
     if rel is not None and rel.adrenalin_min:
         driver = {"vendor": "amd", "side": "windows", "full": rel.adrenalin_min}
     python = c.python or ""
+    digests: Dict[str, List[str]] = {}
+    if hashes:
+        from envcheck.update.hashes import wheel_hashes
+
+        companions = {k: v for k, v in pins.items() if k != "torch"}
+        digests = wheel_hashes(matrix, r.version, b.variant, companions, res.machine.platform,
+                               c.python or "", b.channel)
     return Plan(
         resolution=res,
         candidate=c,
@@ -245,5 +264,6 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         conda=_conda_choice(matrix, c, res.machine.platform),
         base_image=_base_image(matrix, c, res.machine.wsl),
         marker=matrix.markers.get(res.machine.platform),
+        hashes=digests,
         notes=notes,
     )

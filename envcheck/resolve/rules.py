@@ -336,6 +336,10 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
         c.add("gpu-arch", f"unknown NVIDIA architecture {g.arch!r} for {g.name}")
         return
     major, minor = cap
+    if not b.sm and not b.ptx:
+        c.add("unverified", f"{name_of(c)} has no sourced kernel list yet: envcheck does not guess "
+                            f"whether it serves {g.arch} (`envcheck matrix status` lists such gaps)")
+        return
     cubins = [_cap(sm) + (sm,) for sm in b.sm]
     exact, compatible, ptx = arch_serves(b.sm, b.ptx, major, minor)
     arch_row = ctx.matrix.nv_arch(g.arch)
@@ -411,7 +415,10 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
         if g.vendor == "nvidia":
             _nvidia_arch(c, ctx, g)
         elif g.vendor == "amd":
-            if g.arch not in b.gfx:
+            if not b.gfx:
+                c.add("unverified", f"{name_of(c)} has no sourced gfx target list yet: envcheck does "
+                                    f"not guess whether it serves {g.arch}")
+            elif g.arch not in b.gfx:
                 c.add("gpu-arch", f"{name_of(c)} carries code for {_list(b.gfx)}; none for {g.arch} "
                                   f"({g.name}) — an AMD target runs only code built for it")
             else:

@@ -104,3 +104,38 @@ def test_file_without_hash_cannot_be_pinned(cli, server, listing, mx):
     _update(cli, server, mx, "torch,torchvision")
     with pytest.raises(IndexDataMissing, match="without a sha256"):
         wheel_hashes(load_matrix(mx), "2.7.1", "cu128", {"torchvision": "0.22.1"}, "windows-x86_64", "3.12")
+
+
+def test_plan_hashes_end_to_end(cli, mxh, server, listing, tmp_path):
+    """`plan --hashes` writes requirements.txt lines pip --require-hashes accepts, with the index's digests."""
+    ta = "torchaudio-2.7.1+cu126-cp312-cp312-manylinux_2_28_x86_64.whl"
+    server.json("/whl/torchaudio/", {"meta": {"api-version": "1.0"}, "name": "torchaudio", "files": [
+        {"filename": ta, "url": f"/whl/cu126/{ta.replace('+', '%2B')}", "hashes": {"sha256": "e" * 64}}]})
+    _update(cli, server, mxh.directory, "torchaudio")
+    out = tmp_path / "o"
+    args = ["plan", "--matrices", str(mxh.directory), "--gpu", "RTX 4090", "--torch", "2.7.1", "--backend", "cu126"]
+    r = cli([*args, "--python", "3.12", "--hashes", "-o", str(out), "--format", "pip"])
+    assert r.code == 0, r.err
+    req = (out / "requirements.txt").read_text()
+    want = listed_sha(listing, "/whl/cu126/torch-2.7.1%2Bcu126-cp312-cp312-manylinux_2_28_x86_64.whl")
+    assert f"torch==2.7.1+cu126 --hash=sha256:{want}" in req
+    assert f"torchvision==0.22.1+cu126 --hash=sha256:{TV['torchvision-0.22.1+cu126-cp312-cp312-manylinux_2_28_x86_64.whl']}" in req
+    assert f"torchaudio==2.7.1+cu126 --hash=sha256:{'e' * 64}" in req
+    # no cp311 torchvision in this index data: a clear error naming it, exit 1, nothing written
+    r2 = cli([*args, "--python", "3.11", "--hashes", "-o", str(tmp_path / "o2")])
+    assert r2.code == 1 and "torchvision" in r2.err and "Traceback" not in r2.err
+    assert not (tmp_path / "o2").exists()
+
+
+def test_plan_lists_index_only_releases_as_unverified(cli, server, mx):
+    """A release the index has and the sourced facts lack is a candidate rejected as `unverified`."""
+    name = "torch-2.16.0+cu134-cp311-cp311-manylinux_2_28_x86_64.whl"
+    server.json("/whl/torch/", {"meta": {"api-version": "1.0"}, "name": "torch", "files": [
+        {"filename": name, "url": f"/whl/cu134/{name.replace('+', '%2B')}", "hashes": {"sha256": "d" * 64}}]})
+    _update(cli, server, mx, "torch")
+    r = cli(["plan", "--matrices", str(mx), "--gpu", "RTX 4090", "--python", "3.11", "--json"])
+    data = r.json()
+    new = [c for c in data["candidates"] if c["torch"] == "2.16.0"]
+    assert new and not new[0]["accepted"]
+    assert new[0]["reasons"][0]["code"] == "unverified" and "matrix status" in new[0]["reasons"][0]["message"]
+    assert data["chosen"]["torch"] != "2.16.0"
