@@ -111,8 +111,11 @@ confidence = "unverified"
     assert {g["code"] for g in _gaps(st, torch="2.7.1", variant="cu117.with.pypi.cudnn")} == {"no-kernels", "no-cudnn"}
 
 
-def test_row_listing_a_python_the_index_lacks(status):
-    # torch-builds.toml says 2.6.0+xpu has a 3.13t wheel; the listing has none (a finding for the data)
+def test_row_listing_a_python_the_index_lacks(status, mx):
+    # make a row claim a 3.13t wheel the listing does not have (this gap was once real: 2.6.0+xpu)
+    p = mx / "torch-builds.toml"
+    p.write_text(p.read_text().replace('python = ["3.9", "3.10", "3.11", "3.12", "3.13"]\n',
+                                       'python = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.13t"]\n', 1))
     st = status("--json").json()
     (g,) = _gaps(st, torch="2.6.0", variant="xpu", code="not-on-index")
     assert g["pythons"] == ["3.13t"]
