@@ -40,9 +40,13 @@ class UnknownGpuError(UsageError):
         hint = ""
         if suggestions:
             hint = "\n  did you mean: " + ", ".join(suggestions)
+        import shlex
+
+        first = query.split()[0] if query.split() else ""
+        narrow = f"; `envcheck gpus {shlex.quote(first)}` narrows it down" if first else ""
         super().__init__(
-            f"unknown GPU {query!r}{hint}\n  `envcheck gpus` lists every GPU envcheck knows; "
-            f"`envcheck gpus {query.split()[0] if query.split() else ''}` narrows it down."
+            f"unknown GPU {query!r}{hint}\n  `envcheck gpus` lists every GPU envcheck knows{narrow}; "
+            "a GPU can also be given by architecture (--gpu sm_89, --gpu gfx1100)."
         )
 
 

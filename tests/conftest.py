@@ -16,6 +16,20 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_matrix_cache(tmp_path_factory):
+    """Tests parse many scratch matrices: keep their cache out of the user's ~/.cache."""
+    import os
+
+    old = os.environ.get("ENVCHECK_CACHE_DIR")
+    os.environ["ENVCHECK_CACHE_DIR"] = str(tmp_path_factory.mktemp("envcheck-cache"))
+    yield
+    if old is None:
+        os.environ.pop("ENVCHECK_CACHE_DIR", None)
+    else:
+        os.environ["ENVCHECK_CACHE_DIR"] = old
+
+
 @dataclass
 class CliResult:
     code: int

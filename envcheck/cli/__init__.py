@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import List, Optional
 
@@ -55,8 +56,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _ensure_streams() -> None:
+    """A closed stdout/stderr (``envcheck … >&-``) becomes /dev/null instead of a crash."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+
+
+def _silence_stdout() -> None:
+    """After EPIPE (``envcheck … | head -1``): point stdout at /dev/null so the exit flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """Run envcheck; returns the exit code."""
+    """Run envcheck; returns the exit code.
+
+    Commands set ``args.exit_code`` before printing, so a reader that closes the pipe early
+    (``| head -1``) does not change the exit code.
+    """
+    _ensure_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -71,4 +94,5 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write("envcheck: interrupted\n")
         return 130
     except BrokenPipeError:
-        return 0
+        _silence_stdout()
+        return int(getattr(args, "exit_code", 0) or 0)

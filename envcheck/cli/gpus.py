@@ -44,13 +44,14 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"envcheck: no GPU matches {query!r}" + (
                 "; did you mean: " + ", ".join(exc.suggestions) if exc.suggestions else "") + "\n")
         return 1
-    from rich.console import Console
     from rich.table import Table
+
+    from envcheck.cli.output import console
 
     table = Table(title=f"{len(gpus)} GPUs" + (f" matching {query!r}" if query else ""))
     for col in ("name", "vendor", "arch", "family", "aliases", "confidence"):
         table.add_column(col, overflow="fold")
     for g in gpus:
         table.add_row(g.name, g.vendor, g.arch, g.family, ", ".join(g.aliases[:4]), g.confidence)
-    Console(highlight=False).print(table)
+    console().print(table)
     return 0

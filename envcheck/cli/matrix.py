@@ -163,8 +163,9 @@ def run_show(args: argparse.Namespace) -> int:
     if not rows:
         sys.stderr.write("envcheck: no build matches\n")
         return 1
-    from rich.console import Console
     from rich.table import Table
+
+    from envcheck.cli.output import console
 
     t = Table(title=f"{len(rows)} builds ({mx.directory})")
     for col in ("torch", "variant", "platforms", "toolkit", "cuDNN / NCCL", "kernels", "conf."):
@@ -176,7 +177,7 @@ def run_show(args: argparse.Namespace) -> int:
         plats = ", ".join(p.replace("linux-", "lin-").replace("windows-", "win-") for p in b.platforms)
         t.add_row(r.version, b.variant + ("" if b.channel == "pytorch" else f" ({b.channel})"), plats,
                   toolkit, libs, kernels, b.confidence)
-    Console(highlight=False).print(t)
+    console().print(t)
     return 0
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
+from envcheck.errors import UsageError
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -38,10 +40,11 @@ def add_parser(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     t = p.add_argument_group("the target machine (default: this one)")
     t.add_argument("--gpu", action="append", nargs="+", default=[], metavar="NAME",
-                   help="a GPU by name: 7900xtx, \"RTX 4090\", H100, MI300X, \"GTX 1080 Ti\"… "
-                        "(repeat for several GPUs; `envcheck gpus` lists them)")
+                   help="a GPU by name: 7900xtx, \"RTX 4090\", H100, MI300X, \"GTX 1080 Ti\"…, or by "
+                        "architecture: sm_89, gfx1100; \"2x A100\" counts; repeat for several GPUs "
+                        "(`envcheck gpus` lists the names)")
     t.add_argument("--wsl", action="store_true", help="Linux under WSL2 on Windows")
-    t.add_argument("--os", choices=["linux", "windows", "macos"], help="operating system")
+    t.add_argument("--os", type=str.lower, choices=["linux", "windows", "macos"], help="operating system")
     t.add_argument("--arch", help="CPU architecture: x86_64 or aarch64 (arm64)")
     t.add_argument("--driver", metavar="VERSION",
                    help="NVIDIA driver (570.124.06); with an AMD GPU and --wsl the Windows "
@@ -59,11 +62,11 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--compile", action="store_true",
                    help="require torch.compile to work (reject releases whose Dynamo lacks the Python)")
     o = p.add_argument_group("output")
-    o.add_argument("--format", default="pip,conda,docker,lock", metavar="LIST",
+    o.add_argument("--format", default=None, metavar="LIST",
                    help="files to write with -o: pip (requirements.txt), conda (environment.yml), "
                         "docker (Dockerfile), lock (envcheck.lock.toml), uv (pyproject.uv.toml) or all; "
-                        "default: pip,conda,docker,lock")
-    o.add_argument("-o", "--output", metavar="DIR", type=Path, help="write the files into DIR")
+                        "default: pip,conda,docker,lock. Without -o, the files are printed")
+    o.add_argument("-o", "--output", metavar="DIR", help="write the files into DIR")
     o.add_argument("--force", action="store_true", help="replace existing files in DIR")
     o.add_argument("--mirror", action="append", default=[], metavar="URL",
                    help="a mirror of https://download.pytorch.org/whl (or PREFIX=URL for another index); "
@@ -82,20 +85,33 @@ TARGET_FLAGS = ("gpu", "wsl", "os", "arch", "glibc", "distro", "macos")
 
 
 def gpu_names(matrix: Any, groups: List[List[str]]) -> List[str]:
-    """``--gpu RTX 4090`` (unquoted) means one GPU; ``--gpu a100 h100`` means two."""
+    """``--gpu RTX 4090`` (unquoted) means one GPU; ``--gpu a100 h100`` means two.
+
+    Raises:
+        UnknownGpuError: a name matches no GPU (exit 2, with close matches).
+    """
     from envcheck.errors import UnknownGpuError
+    from envcheck.machine.describe import gpu_from_arch, split_count
+
+    def known(name: str) -> bool:
+        text, _ = split_count(name)
+        if gpu_from_arch(text) is not None:
+            return True
+        matrix.find_gpu(text)
+        return True
 
     names: List[str] = []
     for tokens in groups:
         joined = " ".join(tokens)
         try:
-            matrix.find_gpu(joined)
+            known(joined)
             names.append(joined)
             continue
         except UnknownGpuError:
             if len(tokens) == 1:
                 raise
         for tok in tokens:
+            known(tok)
             names.append(tok)
     return names
 
@@ -118,6 +134,26 @@ def build_machine(args: argparse.Namespace, matrix: Any):
     return apply_flags(matrix, base, gpus=names, wsl=args.wsl, os=args.os, arch=args.arch,
                        driver=args.driver, python=args.python, glibc=args.glibc,
                        distro=args.distro, macos=args.macos)
+
+
+def check_request(request: Any, matrix: Any) -> None:
+    """--torch must match a release on record and --backend name a variant on record.
+
+    Raises:
+        UsageError: they do not (exit 2), listing what is known.
+    """
+    from envcheck.errors import UsageError
+
+    versions = matrix.versions()
+    if request.torch is not None and not any(request.torch.contains(v, prereleases=True) for v in versions):
+        raise UsageError(f"--torch {request.torch_text}: no torch release on record matches (envcheck knows "
+                         f"{versions[-1]} … {versions[0]}; `envcheck matrix show` lists them)")
+    family = {"auto", "cpu", "cuda", "rocm", "xpu", "mps"}
+    variants = {b.variant for b in matrix.builds}
+    want = request.backend
+    if want not in family and not any(v == want or v.startswith(want + ".") for v in variants):
+        known = sorted(v for v in variants if v.startswith(("cu", "rocm")))
+        raise UsageError(f"--backend {want}: no build on record has that variant; known: " + ", ".join(known))
 
 
 def plan_json(res: Any, plan: Any, files: List[str]) -> Dict[str, Any]:
@@ -164,7 +200,8 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.resolve import Request, resolve
     from envcheck.resolve.plan import make_plan, parse_mirrors
 
-    formats = parse_formats(args.format)
+    args.format_given = args.format is not None
+    formats = parse_formats(args.format or "pip,conda,docker,lock")
     mirrors = parse_mirrors(args.mirror)
     request = Request(
         torch=Request.parse_torch(args.torch) if args.torch else None,
@@ -172,16 +209,28 @@ def run(args: argparse.Namespace) -> int:
         backend=Request.parse_backend(args.backend),
         compile=args.compile,
     )
+    if args.output is not None:
+        if not args.output.strip():
+            raise UsageError("-o: give a folder to write into (-o out/)")
+        args.output = Path(args.output)
     matrix = load_matrix(args.matrices)
+    check_request(request, matrix)
     machine = build_machine(args, matrix)
     res = resolve(machine, request, matrix)
     plan = make_plan(res, matrix, mirrors, hashes=args.hashes)
+    args.exit_code = 0 if plan is not None else 1
     written: List[str] = []
     if plan is not None and args.output:
         written = [str(p) for p in write_outputs(args.output, render(plan, formats), args.force)]
     if args.json:
         json.dump(plan_json(res, plan, written), sys.stdout, indent=2)
         sys.stdout.write("\n")
+    elif plan is not None and args.format_given and not args.output:
+        files = render(plan, formats)  # --format without -o: print the files
+        for name, text in files.items():
+            if len(files) > 1:
+                sys.stdout.write(f"==> {name} <==\n")
+            sys.stdout.write(text)
     else:
         from envcheck.cli.plan_text import print_plan
 

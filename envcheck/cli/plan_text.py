@@ -41,8 +41,9 @@ def explain_rows(res: Any) -> "OrderedDict[str, Dict[str, Any]]":
 
 
 def print_explain(res: Any, out: TextIO) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from envcheck.cli.output import console
 
     table = Table(title="every candidate (Pythons folded per build)", show_lines=False, expand=False)
     table.add_column("build", no_wrap=True)
@@ -54,7 +55,7 @@ def print_explain(res: Any, out: TextIO) -> None:
         if row["ok"] and row["no"]:
             why = list(row["warnings"]) + [f"(not for Python {', '.join(row['no'])}: " + "; ".join(row["reasons"]) + ")"]
         table.add_row(row["name"], ok, "\n".join(why) or "fits")
-    Console(file=out, width=max(100, Console(file=out).width), highlight=False).print(table)
+    console(out).print(table)
 
 
 def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from envcheck.errors import UsageError
 from envcheck.machine.model import GpuDevice, Machine
@@ -33,7 +33,7 @@ def parse_python(text: str) -> tuple:
     Raises:
         UsageError: not a CPython version.
     """
-    mt = re.fullmatch(r"(?:cp|py|python)?\s*(\d)\.?(\d{1,2})(?:\.\d+)?(t?)(?:-(32|64))?", text.strip().lower())
+    mt = re.fullmatch(r"(?:cp|py|python)?\s*([0-9])\.?([0-9]{1,2})(?:\.[0-9]+)?(t?)(?:-(32|64))?", text.strip().lower())
     if not mt:
         raise UsageError(
             f"--python {text!r}: expected a CPython version like 3.12, 3.13t (free-threaded) "
@@ -53,9 +53,34 @@ def parse_version_flag(flag: str, text: str, example: str) -> str:
         vkey(t)
     except ValueError:
         raise UsageError(f"{flag} {text!r}: expected a version like {example}") from None
-    if not re.fullmatch(r"\d+(\.\d+)*", t):
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)*", t):
         raise UsageError(f"{flag} {text!r}: expected a version like {example}")
     return t
+
+
+def split_count(raw: str) -> Tuple[str, int]:
+    """``"2x A100"``, ``"A100 x2"``, ``"A100:2"`` → ``("A100", 2)``; otherwise ``(raw, 1)``."""
+    text = raw.strip()
+    for rx, name_group in ((r"([0-9]{1,2})\s*[x×]\s*(\D.*)", 2), (r"(.+?)\s+[x×]\s*([0-9]{1,2})", 1),
+                           (r"(.+?):([0-9]{1,2})", 1)):
+        mt = re.fullmatch(rx, text, re.I)
+        if mt:
+            count = int(mt.group(3 - name_group))
+            return mt.group(name_group).strip(), max(1, count)
+    return text, 1
+
+
+def gpu_from_arch(text: str) -> Optional[GpuDevice]:
+    """``sm_89`` / ``sm89`` / ``8.9`` → an NVIDIA GPU of that compute capability; ``gfx1100`` → AMD."""
+    t = text.strip().lower()
+    mt = re.fullmatch(r"sm_?([0-9]{2,3})", t) or re.fullmatch(r"([0-9]{1,2})\.([0-9])", t)
+    if mt:
+        sm = "sm_" + "".join(mt.groups())
+        return GpuDevice(vendor="nvidia", name=f"NVIDIA GPU ({sm})", arch=sm)
+    mt = re.fullmatch(r"gfx[0-9a-f]{3,4}", t)
+    if mt:
+        return GpuDevice(vendor="amd", name=f"AMD GPU ({t})", arch=t)
+    return None
 
 
 def named_gpus(matrix: Matrix, names: Sequence[str]) -> List[GpuDevice]:
@@ -66,15 +91,11 @@ def named_gpus(matrix: Matrix, names: Sequence[str]) -> List[GpuDevice]:
     """
     out: List[GpuDevice] = []
     for raw in names:
-        text = raw.strip()
-        count = 1
-        mt = re.fullmatch(r"(\d{1,2})\s*[x×]\s*(\D.*)", text, re.I)
-        if mt:
-            count, text = int(mt.group(1)), mt.group(2)
-        else:
-            mt = re.fullmatch(r"(.+?):(\d+)", text)
-            if mt:
-                text, count = mt.group(1), int(mt.group(2))
+        text, count = split_count(raw)
+        arch_only = gpu_from_arch(text)
+        if arch_only is not None:
+            out += [GpuDevice(**{**arch_only.__dict__, "how": f"--gpu {raw!r}"}) for _ in range(count)]
+            continue
         g = matrix.find_gpu(text)
         for _ in range(max(1, count)):  # segment "embedded" = a Jetson module (integrated in its SoC)
             out.append(GpuDevice(vendor=g.vendor, name=g.name, arch=g.arch, memory_mib=g.memory_mib,
@@ -107,12 +128,20 @@ def apply_flags(
     if gpus:
         m.gpus = named_gpus(matrix, gpus)
         m.how["gpus"] = "--gpu"
-        jetson = [g for g in m.gpus if _segment(matrix, g.name) == "embedded"]
+        jetson = [g for g in m.gpus if _row(matrix, g.name) and _row(matrix, g.name).segment == "embedded"]
         if jetson:
             # A Jetson is an arm64 board running JetPack (Tegra): both follow from the name.
             m.tegra, m.how["tegra"] = True, f"--gpu {jetson[0].name} (a Jetson module)"
-            if arch is None and os is None:
-                m.arch, m.how["arch"] = "aarch64", "Jetson modules are arm64"
+        hosts = {(_row(matrix, g.name).host_arch, g.name) for g in m.gpus
+                 if _row(matrix, g.name) and _row(matrix, g.name).host_arch}
+        for host, name in sorted(hosts):
+            want = _ARCH_ALIASES.get((arch or host).lower(), arch)
+            if want != host:
+                raise UsageError(f"--arch {arch}: the {name} only comes with an {host} CPU")
+            m.arch, m.how["arch"] = host, f"the {name} only comes with an {host} CPU"
+        apple = [g for g in m.gpus if g.vendor == "apple"]
+        if apple and (os or "macos").lower() not in ("macos", "mac", "darwin", "osx"):
+            raise UsageError(f"--os {os}: the {apple[0].name} is an Apple-silicon GPU, only in Macs")
         if os is None and all(g.vendor == "apple" for g in m.gpus):
             os = "macos"
     if os is not None:
@@ -153,6 +182,8 @@ def apply_flags(
             raise UsageError(f"--glibc describes Linux, but the machine is {m.os}")
         m.glibc, m.how["glibc"] = parse_version_flag("--glibc", glibc, "2.28"), "--glibc"
     if macos is not None:
+        if m.os != "macos":
+            raise UsageError(f"--macos {macos} describes a Mac, but the machine is {m.os} (add --os macos)")
         m.macos, m.how["macos"] = parse_version_flag("--macos", macos, "14.5"), "--macos"
     if driver is not None:
         value = parse_version_flag("--driver", driver, "570.124.06 (NVIDIA) or 25.3.1 (AMD Adrenalin)")
@@ -169,8 +200,8 @@ def apply_flags(
     return m
 
 
-def _segment(matrix: Matrix, name: str) -> str:
-    return next((g.segment for g in matrix.gpus if g.name == name), "")
+def _row(matrix: Matrix, name: str):
+    return next((g for g in matrix.gpus if g.name == name), None)
 
 
 def has_target_flags(**flags: object) -> bool:

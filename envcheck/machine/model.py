@@ -140,8 +140,11 @@ class Machine:
             parts.append(f"Python {self.python}" + (" (32-bit)" if self.python_bits == 32 else ""))
         elif self.python_bits == 32:
             parts.append("32-bit Python")
+        counts: Dict[str, int] = {}
         for g in self.gpus:
-            parts.append(f"{g.name} ({g.arch})")
+            label = g.name if g.arch in g.name else f"{g.name} ({g.arch})"
+            counts[label] = counts.get(label, 0) + 1
+        parts += [f"{n}× {label}" if n > 1 else label for label, n in counts.items()]
         if self.nvidia_driver:
             parts.append(f"NVIDIA driver {self.nvidia_driver}")
         if self.amd_driver:

@@ -227,7 +227,8 @@ class Matrix:
         for k in (key, _MEMORY_SUFFIX.sub("", key)):
             if k and k in index:
                 return index[k]
-        close = difflib.get_close_matches(key, list(index), n=8, cutoff=0.6)
+        starts = sorted(k for k in index if key and k.startswith(key))  # "rtx" → RTX cards first
+        close = starts[:8] + difflib.get_close_matches(key, list(index), n=8, cutoff=0.6)
         names = list(dict.fromkeys(index[c].name for c in close))[:5]
         raise UnknownGpuError(query, names)
 
@@ -298,6 +299,19 @@ def _cache_dir() -> Optional[Path]:
     return Path(base) / "envcheck"
 
 
+_CACHE_KEEP = 8  # parsed matrices kept (each a few hundred KiB); the oldest go first
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Delete all but the ``keep`` most recently written cache files."""
+    files = sorted(folder.glob("matrix-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in files[keep:]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
+
+
 def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...]) -> Dict[str, Dict[str, list]]:
     """Parsed rows of every file, from a pickle keyed by the files' names, sizes and mtimes.
 
@@ -310,13 +324,16 @@ def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...]) 
     from envcheck import __version__
 
     cache = _cache_dir()
-    key = hashlib.sha256(repr((__version__, str(directory), stamp)).encode()).hexdigest()[:24]
+    code = tuple((f.name, f.stat().st_mtime_ns) for f in sorted(Path(__file__).parent.glob("*.py")))
+    key = hashlib.sha256(repr((__version__, code, str(directory), stamp)).encode()).hexdigest()[:24]
     path = cache / f"matrix-{key}.pickle" if cache else None
     if path is not None:
         try:
             with open(path, "rb") as fh:
-                return pickle.load(fh)
-        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError):
+                cached = pickle.load(fh)
+            if isinstance(cached, dict) and all(isinstance(v, dict) for v in cached.values()):
+                return cached
+        except Exception:  # a damaged or foreign cache file: parse again  # noqa: BLE001
             pass
     files = dict(load_dir(directory))
     if path is not None:
@@ -326,6 +343,7 @@ def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...]) 
             with open(tmp, "wb") as fh:
                 pickle.dump(files, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, path)
+            _prune(path.parent, keep=_CACHE_KEEP)
         except OSError:
             pass  # a read-only home is fine: just no cache
     return files
@@ -345,6 +363,8 @@ def load_matrix(directory: Optional[Path] = None) -> Matrix:
     d = Path(directory) if directory else default_matrix_dir()
     if not d.is_dir():
         raise DataFileError(d, "", "matrix folder not found (set --matrices or ENVCHECK_MATRICES)")
+    if not any(d.glob("*.toml")):
+        raise DataFileError(d, "", "matrix folder holds no *.toml files")
     stamp = tuple((p.name, st.st_size, st.st_mtime_ns)
                   for p in sorted(d.glob("*.toml")) for st in (p.stat(),))
     return _load_cached(str(d.resolve()), stamp)

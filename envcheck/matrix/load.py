@@ -281,6 +281,7 @@ SPECS: Dict[Type[Any], Spec] = {
         "segment": (_str, False),
         "memory_mib": (_int, False),
         "aliases": (lambda c: _list(c, _str(c)), False),
+        "host_arch": (lambda c: _choice(c, ("x86_64", "aarch64")), False),
     },
     m.RocmWslRelease: {
         "rocm": (_version, True),
@@ -405,6 +406,10 @@ def read_toml(path: Path) -> Dict[str, Any]:
         raise DataFileError(path, "", f"cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise DataFileError(path, "", f"invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataFileError(path, "", f"not UTF-8 text (byte {exc.start}): TOML files must be UTF-8") from None
+    except IsADirectoryError:
+        raise DataFileError(path, "", "is a directory, not a TOML file") from None
 
 
 def convert_row(cls: Type[Any], raw: Any, ctx: _Ctx, key: str, strict: bool = False) -> Any:
@@ -482,6 +487,10 @@ def load_text(path: Path, text: str, strict: bool = True) -> Dict[str, List[Any]
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DataFileError(path, "", f"invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataFileError(path, "", f"not UTF-8 text (byte {exc.start}): TOML files must be UTF-8") from None
+    except IsADirectoryError:
+        raise DataFileError(path, "", "is a directory, not a TOML file") from None
     return convert_tables(path, data, strict)
 
 

@@ -184,6 +184,7 @@ class Gpu(Sourced):
     segment: str = ""
     memory_mib: Optional[int] = None
     aliases: Tuple[str, ...] = ()
+    host_arch: str = ""  # the only CPU arch this GPU ships with (GH200, GB10, Jetson: aarch64)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,10 @@ def write_outputs(directory: Path, files: Dict[str, str], force: bool = False) -
     if d.exists() and not d.is_dir():
         raise UsageError(f"-o {d}: exists and is not a directory")
     targets = [d / name for name in files]
+    odd = [str(t) for t in targets if t.exists() and not t.is_file()]
+    if odd:
+        raise UsageError("refusing to replace something that is not a regular file (even with --force):\n"
+                         + "\n".join(f"  {p}" for p in odd))
     if not force:
         existing = [str(t) for t in targets if t.exists()]
         if existing:

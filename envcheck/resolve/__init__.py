@@ -143,7 +143,7 @@ def _serves_arch(c: Candidate, machine: Machine) -> bool:
 def _no_build_status(
     matrix: Matrix, machine: Machine, request: Request, release_index: Dict[str, int]
 ) -> Tuple[str, Optional[Candidate]]:
-    if not machine.served_gpus or request.backend == "cpu":
+    if not machine.served_gpus or request.backend == "cpu" or machine.python_bits == 32:
         return "no_build", None
     cpu_request = Request(request.torch, request.torch_text, "cpu", request.compile)
     cpu_ctx = Context(matrix, machine, cpu_request)
@@ -202,7 +202,13 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
         best = sorted(py_only, key=lambda c: rank_key(c, release_index, machine))[0]
         pys = build_pythons(best, machine.platform)
         out.append(f"{name_of(best)} has wheels for Python {py_span(pys)}; with one of those it would fit")
-    if res.status == "no_official_build":
+    if machine.os == "windows":
+        for g in machine.gpus_of("amd"):
+            rel = [w for w in ctx.matrix.rocm_wsl if g.arch in w.gfx]
+            if rel:
+                out.append(f"AMD publishes ROCm wheels for the {g.name} under WSL2: `envcheck plan --gpu "
+                           f"{g.arch} --wsl` plans that (ROCm {rel[-1].rocm} on WSL)")
+    if res.status == "no_official_build" and machine.os != "macos":
         for g in machine.served_gpus:
             if g.vendor == "amd":
                 out.append(
@@ -215,7 +221,7 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
                 cc_s = f"{cc[0]}.{cc[1]}" if cc else g.arch
                 out.append(f"build torch from source with TORCH_CUDA_ARCH_LIST={cc_s} for the {g.name}")
         if res.fallback:
-            out.append(f"or use the CPU build {name_of(res.fallback)}: re-run with --backend cpu")
+            out.append(f"use the CPU build {name_of(res.fallback)} instead: re-run with --backend cpu")
     elif res.status == "no_build" and res.fallback:
         out.append(f"the CPU build {name_of(res.fallback)} would install: re-run with --backend cpu")
     return list(dict.fromkeys(out))

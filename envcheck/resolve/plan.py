@@ -29,14 +29,28 @@ def parse_mirrors(values: Sequence[str]) -> List[Tuple[str, str]]:
     Raises:
         UsageError: not an http(s)/file URL.
     """
+    from urllib.parse import urlsplit
+
     out = []
     for v in values:
         prefix, _, url = v.rpartition("=") if "=" in v and v.split("=", 1)[0].startswith(("http", "file")) else ("", "", v)
         prefix = (prefix or DEFAULT_MIRROR_PREFIX).rstrip("/")
         url = url.strip().rstrip("/")
-        if not url.startswith(("http://", "https://", "file://")):
-            raise UsageError(f"--mirror {v!r}: expected a URL (https://mirror.example/pytorch-whl) or "
-                             "PREFIX=URL")
+        parts = urlsplit(url)
+        bad = ""
+        if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.netloc):
+            bad = "expected an http(s):// or file:// URL"
+        elif any(ch.isspace() for ch in url):
+            bad = "a URL has no spaces (percent-encode them)"
+        elif parts.fragment or parts.query:
+            bad = "an index URL has no #fragment or ?query (paths are appended to it)"
+        if bad:
+            raise UsageError(f"--mirror {v!r}: {bad}; e.g. https://mirror.example/pytorch-whl or PREFIX=URL")
+        if parts.username or parts.password:
+            import sys
+
+            sys.stderr.write("envcheck: warning: the --mirror URL carries credentials; they are written "
+                             "into every file (prefer pip's keyring or netrc)\n")
         out.append((prefix, url))
     return out
 
@@ -237,7 +251,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
             notes.append(f"{pkg}: no release pairs with torch {r.version} on record; not pinned")
     steps = [matrix.steps[k] for k in b.post_install if k in matrix.steps]
     driver: Dict[str, str] = {}
-    if b.backend == "cuda":
+    if b.backend == "cuda" and not b.tegra and (c.fit.get("driver_full") or c.fit.get("driver_floor")):
         full, floor = c.fit.get("driver_full"), c.fit.get("driver_floor")
         side = "windows" if (res.machine.os == "windows" or res.machine.wsl) else "linux"
         driver = {k: v for k, v in (("vendor", "nvidia"), ("side", side), ("full", full), ("floor", floor)) if v}

@@ -321,9 +321,9 @@ def check_driver(c: Candidate, ctx: Context) -> None:
     else:
         c.fit["driver"] = "fail"
         if floor:
+            tail = f"; CUDA {cuda_mm} is fully supported from {full}" if full else ""
             c.add("driver", f"{side} driver {drv} is too old for CUDA {cuda_mm}: any CUDA {major}.x "
-                            f"build needs ≥ {floor} (minor-version compatibility floor); CUDA "
-                            f"{cuda_mm} is fully supported from {full}")
+                            f"build needs ≥ {floor} (minor-version compatibility floor){tail}")
         else:
             c.add("driver", f"{side} driver {drv} is too old for CUDA {cuda_mm}: it needs ≥ {full} "
                             f"(CUDA {major}.x has no minor-version compatibility)")
@@ -332,8 +332,9 @@ def check_driver(c: Candidate, ctx: Context) -> None:
 def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
     b = c.build
     cap = g.compute_capability
-    if cap is None:
-        c.add("gpu-arch", f"unknown NVIDIA architecture {g.arch!r} for {g.name}")
+    if cap is None or ctx.matrix.nv_arch(g.arch) is None:
+        c.add("gpu-arch", f"{g.arch} ({g.name}) is not an NVIDIA architecture envcheck knows "
+                          "(matrices/cuda.toml [[arch]])")
         return
     major, minor = cap
     if not b.sm and not b.ptx:
@@ -397,8 +398,9 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
         return
     if b.backend == "cpu" or (b.backend == "mps" and not m.gpus_of("apple")):
         names = ", ".join(dict.fromkeys(g.name for g in gpus))
+        verb = "stays" if len(set(g.name for g in gpus)) == 1 else "stay"
         if ctx.request.backend == "cpu":
-            c.add("backend", f"CPU build: the {names} stay unused (--backend cpu)", "warning")
+            c.add("backend", f"CPU build: the {names} {verb} unused (--backend cpu)", "warning")
         else:
             c.add("backend", f"CPU-only build: it would leave the {names} unused (pass --backend cpu "
                              "to plan a CPU install anyway)")

@@ -58,16 +58,21 @@ class Request:
         t = text.strip().replace(" ", "")
         if t.startswith("torch"):
             t = t[5:]
-        if re.fullmatch(r"\d+\.\d+", t):
+        if re.fullmatch(r"[0-9]+\.[0-9]+", t):
             t = f"=={t}.*"
-        elif re.fullmatch(r"\d+(\.\d+)*(\.\*)?", t):
+        elif re.fullmatch(r"[0-9]+(\.[0-9]+)*(\.\*)?", t) or re.fullmatch(r"[0-9][0-9.]*(a|b|rc)[0-9]+", t):
             t = f"=={t}"
         try:
             return SpecifierSet(t)
         except InvalidSpecifier:
+            hint = ""
+            if "+" in t:
+                hint = "; a variant goes to --backend (--torch 2.7.0 --backend cu128)"
+            elif t.lower() in ("latest", "newest", "stable"):
+                hint = "; leave --torch out for the newest release that fits"
             raise UsageError(
                 f"--torch {text!r}: expected a version (2.7, 2.7.1), a wildcard (2.1.*) or a PEP 440 "
-                "specifier (>=2.5,<2.8)"
+                f"specifier (>=2.5,<2.8){hint}"
             ) from None
 
     @staticmethod
