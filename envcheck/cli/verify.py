@@ -1,0 +1,250 @@
+"""``envcheck verify`` — run real smoke tests in an environment and say what to fix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, List, Optional
+
+HELP = "run real smoke tests (import, kernels, conv, compile, collectives) in an environment"
+
+EPILOG = """\
+examples:
+  envcheck verify                                   this interpreter
+  envcheck verify --python ~/venvs/train/bin/python a venv or conda env (envcheck need not be in it)
+  envcheck verify --python ~/venvs/train            the same, given the environment's folder
+  envcheck verify --lock out/envcheck.lock.toml     also compare with what `envcheck plan` promised
+  envcheck verify --checks import_torch,cuda_build,arch_compat,driver   the quick ones
+  envcheck verify --skip torch_compile --json       everything but compile, as JSON
+  envcheck verify --json > node07.json              save the report; later, anywhere:
+  envcheck verify --facts node07.json               judge saved facts again (no interpreter needed)
+
+checks (in report order):
+  import_torch        torch imports; an ImportError is read (GLIBC_2.xx not found, a missing libcudnn…)
+  cuda_build          torch.version.cuda/hip, cuDNN, NCCL, the kernel arch list; CPU build on a GPU machine
+  arch_compat         every visible GPU's capability/gfx is served by the arch list (cubin or PTX)
+  driver              the NVIDIA driver supports the build's CUDA (full, or minor-version compatibility)
+  lock                version, variant, CUDA, cuDNN, NCCL, arch list, companions vs --lock
+  allocation          64 MiB written and read back on each device (memory in MiB)
+  matmul              fp32/fp16/bf16 vs a float64 reference (relative-error bound per dtype)
+  stream_sync         pinned memory, non_blocking copy on a side stream, event wait, data checked
+  cudnn_conv          one convolution (cuDNN/MIOpen on a GPU; CPU otherwise)
+  distributed         two-process all_reduce (gloo on CPU, NCCL with two GPUs)
+  torchvision_compat  torchvision imports and torchvision.ops.nms runs; pairing with torch
+  torchaudio_compat   torchaudio imports and one op runs; pairing with torch
+  wsl_libhsa          ROCm on WSL: the wheel's bundled libhsa-runtime64.so is gone
+  torch_compile       torch.compile of a small function vs eager (slow the first time)
+
+Each check runs in a worker process with a timeout: a hang, a crash (the signal is named) or an
+exception is that check's result, and a fresh worker runs the rest. On a machine without a GPU the
+CPU forms run and the device checks skip, saying why.
+
+exit codes: 0 every check passed (warnings allowed) · 1 a check failed · 2 bad input (missing
+interpreter, malformed lock or facts file)
+"""
+
+
+def add_parser(sub: Any) -> None:
+    from envcheck.verify.facts import CHECKS
+
+    p = sub.add_parser("verify", help=HELP, description=HELP + ".", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter to test (a python executable, or a venv/conda env folder); "
+                        "default: the one running envcheck")
+    p.add_argument("--lock", metavar="FILE", type=Path, help="an envcheck.lock.toml from `envcheck plan`")
+    p.add_argument("--checks", metavar="LIST", help=f"only these checks (comma-separated): {', '.join(CHECKS)}")
+    p.add_argument("--skip", metavar="LIST", help="leave these checks out (e.g. torch_compile)")
+    p.add_argument("--timeout", metavar="S", type=float, default=60.0,
+                   help="seconds per check before it counts as hung (import ×2, torch_compile ×5); default 60")
+    p.add_argument("--facts", metavar="FILE", type=Path,
+                   help="judge saved facts (a `verify --json` report or its facts) instead of running anything")
+    p.add_argument("--save-facts", metavar="FILE", type=Path, help="also write the collected facts to FILE (JSON)")
+    p.add_argument("--force", action="store_true", help="let --save-facts replace an existing file")
+    p.add_argument("--json", action="store_true", help="print {checks: [...], facts: {...}}")
+    p.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    p.set_defaults(run=run)
+
+
+def parse_checks(text: Optional[str], flag: str) -> List[str]:
+    """``"matmul, lock"`` → ``["matmul", "lock"]``.
+
+    Raises:
+        UsageError: an unknown check name (the known ones are listed).
+    """
+    import difflib
+
+    from envcheck.errors import UsageError
+    from envcheck.verify.facts import CHECKS
+
+    names = [n.strip() for n in (text or "").split(",") if n.strip()]
+    for n in names:
+        if n not in CHECKS:
+            close = difflib.get_close_matches(n, CHECKS, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UsageError(f"{flag}: unknown check {n!r}{hint}\n  checks: {', '.join(CHECKS)}")
+    return names
+
+
+def find_interpreter(text: Optional[str]) -> str:
+    """The interpreter to test: ``--python PATH`` (an executable, or an environment folder), else
+    this one.
+
+    Raises:
+        UsageError: no such file, no interpreter in the folder, or not executable.
+    """
+    from envcheck.errors import UsageError
+
+    if not text:
+        return sys.executable
+    p = Path(text).expanduser()
+    if p.is_dir():
+        for rel in ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe"):
+            if (p / rel).exists():
+                return str((p / rel).absolute())
+        raise UsageError(f"--python {text}: a folder without bin/python (or python.exe) in it; give the "
+                         "interpreter itself or a venv/conda environment folder")
+    if not p.exists():
+        raise UsageError(f"--python {text}: no such interpreter")
+    if not os.access(str(p), os.X_OK):
+        raise UsageError(f"--python {text}: not executable")
+    return str(p.absolute())
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck.errors import UsageError
+    from envcheck.verify.facts import CHECKS, probes_for
+
+    wanted = parse_checks(args.checks, "--checks") or list(CHECKS)
+    skip = set(parse_checks(args.skip, "--skip"))
+    checks = [c for c in CHECKS if c in wanted and c not in skip]
+    if not checks:
+        raise UsageError("--checks/--skip leave no check to run")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    if args.save_facts and args.save_facts.exists() and not args.force:
+        from envcheck.errors import OutputExistsError
+
+        raise OutputExistsError([str(args.save_facts)])
+    lock = None
+    if args.lock:
+        from envcheck.verify.lock import load_lock
+
+        lock = load_lock(args.lock)
+    t0 = time.monotonic()
+    machine = None
+    if args.facts:
+        from envcheck.verify.facts import load_facts
+
+        facts = load_facts(args.facts)
+        from envcheck.matrix import load_matrix
+
+        matrix = load_matrix(args.matrices)
+    else:
+        python = find_interpreter(args.python)
+        facts, matrix, machine = _collect_live(python, probes_for(checks), args)
+    from envcheck.verify.diagnose import diagnose
+
+    results = diagnose(facts, lock, machine, matrix, checks)
+    elapsed = time.monotonic() - t0
+    if args.save_facts:
+        from envcheck.render.write import write_atomic
+
+        write_atomic(args.save_facts, json.dumps(facts.to_dict(), indent=1) + "\n")
+    if args.json:
+        json.dump({"checks": [c.to_dict() for c in results], "facts": facts.to_dict()}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print_report(results, facts, elapsed, args)
+    return 1 if any(c.status == "fail" for c in results) else 0
+
+
+def _collect_live(python: str, probes: List[str], args: argparse.Namespace):
+    """Start the worker first, then load the matrix and probe the machine while torch imports."""
+    from envcheck.verify.collect import collect
+
+    out: dict = {}
+    status = _Progress(len(probes)) if sys.stderr.isatty() and not os.environ.get("CI") else None
+
+    def work() -> None:
+        try:
+            out["facts"] = collect(python, probes, args.timeout, progress=status.update if status else None)
+        except BaseException as exc:  # re-raised in the main thread
+            out["error"] = exc
+
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    from envcheck.matrix import load_matrix
+    from envcheck.probe import probe_machine
+
+    matrix = load_matrix(args.matrices)
+    machine = probe_machine(matrix, docker=False)  # the GPUs and driver matter here, not Docker
+    try:
+        while t.is_alive():
+            t.join(0.1)
+    finally:
+        if status:
+            status.stop()
+    if "error" in out:
+        raise out["error"]
+    facts = out["facts"]
+    facts.data["machine"] = machine.to_dict()
+    return facts, matrix, machine
+
+
+class _Progress:
+    """A one-line spinner on stderr (TTY only): which check is running."""
+
+    def __init__(self, total: int):
+        from rich.console import Console
+
+        self.total, self.done = total, 0
+        self.status = Console(stderr=True).status("verify: starting the worker")
+        self.status.start()
+
+    def update(self, name: str, run: Optional[dict]) -> None:
+        if run is not None:
+            self.done += 1
+            return
+        self.status.update(f"verify: {name} ({self.done + 1}/{self.total})")
+
+    def stop(self) -> None:
+        self.status.stop()
+
+
+STYLE = {"pass": "green", "fail": "bold red", "skip": "dim", "warn": "yellow"}
+
+
+def print_report(results: List[Any], facts: Any, elapsed: float, args: argparse.Namespace) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    con = Console(highlight=False, soft_wrap=True)
+    py = facts.section("python")
+    head = f"envcheck verify — {py.get('executable') or facts.section('collector').get('python') or '(saved facts)'}"
+    if py.get("version"):
+        head += f" (Python {py['version']})"
+    if facts.torch_version:
+        head += f", torch {facts.torch_version}"
+    con.print(f"[bold]{escape(head)}[/bold]")
+    width = max(len(c.name) for c in results)
+    for c in results:
+        secs = f"{c.seconds:6.2f} s" if c.seconds else " " * 8
+        con.print(f" [{STYLE[c.status]}]{c.status.upper():4}[/] {c.name:<{width}} {secs}  {escape(c.detail)}")
+        if c.fix and c.status in ("fail", "warn"):
+            con.print(f"      {'':<{width}}           [bold]fix:[/bold] {escape(c.fix)}")
+    counts = {s: sum(1 for c in results if c.status == s) for s in ("pass", "warn", "skip", "fail")}
+    summary = (f"{len(results)} check{'s' if len(results) != 1 else ''}: {counts['pass']} passed, {counts['warn']} warning(s), "
+               f"{counts['skip']} skipped, {counts['fail']} failed ({elapsed:.1f} s)")
+    workers = facts.section("collector").get("workers")
+    if workers and workers > 1:
+        summary += f"; {workers} worker processes (a check hung or crashed)"
+    con.print(summary)
+    err = facts.section("collector").get("error")
+    if err:
+        con.print(f"[bold red]{escape(err)}[/]")

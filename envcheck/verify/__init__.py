@@ -1,0 +1,53 @@
+"""verify: run the environment for real, compare it with the lock and the hardware, say what to fix.
+
+The stage after plan in the pipeline::
+
+    target interpreter ──► collect (collector.py: stdlib + torch) ──► Facts
+    diagnose(Facts, Lock, Machine) ──► [Check(name, status, seconds, detail, fix)]
+
+* :mod:`~envcheck.verify.collector` — the standalone script run inside the target interpreter.
+* :mod:`~envcheck.verify.collect` — runs it with per-check timeouts; hangs and crashes become results.
+* :mod:`~envcheck.verify.facts` / :mod:`~envcheck.verify.lock` — the inputs, read and checked.
+* :mod:`~envcheck.verify.diagnose` — pure judgement; :mod:`~envcheck.verify.rules` — the data-driven
+  error rules (``matrices/diagnoses.toml``) shared with ``envcheck explain``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Light on import (the CLI's parser reads CHECKS): the rest loads on first use.
+_LAZY = {
+    "Check": "envcheck.verify.diagnose", "diagnose": "envcheck.verify.diagnose",
+    "CHECKS": "envcheck.verify.facts", "Facts": "envcheck.verify.facts",
+    "load_facts": "envcheck.verify.facts", "probes_for": "envcheck.verify.facts",
+    "Lock": "envcheck.verify.lock", "load_lock": "envcheck.verify.lock",
+    "Finding": "envcheck.verify.rules", "collect": "envcheck.verify.collect",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'envcheck.verify' has no attribute {name!r}")
+
+
+def explain(text: str, matrix: Any, machine: Any = None, facts: Any = None) -> list:
+    """Every diagnosis rule that matches ``text`` (an error message or traceback), rendered with
+    what is known about this machine (``machine`` from probe) and, optionally, saved ``facts``.
+
+    Returns:
+        A list of :class:`~envcheck.verify.rules.Finding` (empty: envcheck does not recognise it).
+    """
+    from envcheck.verify.context import Context
+    from envcheck.verify.facts import Facts
+    from envcheck.verify.rules import load_rules, match
+
+    ctx = Context(facts or Facts(), matrix, None, machine)
+    return match(load_rules(matrix), text, ctx, check=None, first=False)
+
+
+__all__ = ["CHECKS", "Check", "Facts", "Finding", "Lock", "collect", "diagnose", "explain", "load_facts",
+           "load_lock", "probes_for"]

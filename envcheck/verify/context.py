@@ -1,0 +1,219 @@
+"""What diagnose and the rule helpers read: facts, the lock, the machine, the matrix — and the
+resolver, asked for the build that would fix a problem on this machine.
+
+Nothing here does I/O; :class:`Context` is built once per diagnosis and caches resolver answers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Optional, Tuple
+
+from envcheck.machine.model import GpuDevice, Machine
+from envcheck.matrix import Matrix
+from envcheck.matrix.model import Build, Release, vkey
+from envcheck.verify.facts import Facts, public_version, variant_of
+from envcheck.verify.lock import Lock
+
+
+def sm_of(capability: Any) -> Optional[str]:
+    """``[12, 0]`` → ``"sm_120"``."""
+    try:
+        major, minor = int(capability[0]), int(capability[1])
+    except (TypeError, ValueError, IndexError):
+        return None
+    return f"sm_{major}{minor}"
+
+
+def gfx_of(gcn_arch: Optional[str]) -> Optional[str]:
+    """``"gfx1100:sramecc-:xnack-"`` → ``"gfx1100"``."""
+    return gcn_arch.split(":")[0] if gcn_arch else None
+
+
+def split_arch_list(arch_list: List[str]) -> Tuple[List[str], List[str]]:
+    """``torch.cuda.get_arch_list()`` → (cubins ``sm_*``, PTX ``compute_*``)."""
+    sm = [a for a in arch_list if re.fullmatch(r"sm_\d+[af]?", a)]
+    ptx = [a for a in arch_list if re.fullmatch(r"compute_\d+[af]?", a)]
+    return sm, ptx
+
+
+def site_of(torch_file: Optional[str]) -> str:
+    """``/venv/lib/python3.11/site-packages/torch/__init__.py`` → the site-packages folder."""
+    return re.split(r"[\\/]torch[\\/]__init__\.py$", torch_file or "")[0]
+
+
+def short_list(xs: List[str], limit: int = 10) -> str:
+    xs = list(xs)
+    if not xs:
+        return "empty"
+    return ", ".join(xs if len(xs) <= limit else xs[:limit] + [f"… ({len(xs)} in all)"])
+
+
+@dataclass
+class Context:
+    """Inputs of one diagnosis.
+
+    Attributes:
+        facts: what the collector saw (or a replayed file).
+        matrix: the compatibility matrix (rules, tolerances, builds, drivers).
+        lock: the plan's promise, when ``--lock`` was given.
+        machine: the probed machine (live runs), else the one saved in the facts, else the lock's.
+        groups: named groups of the rule being rendered (set per rule).
+    """
+
+    facts: Facts
+    matrix: Matrix
+    lock: Optional[Lock] = None
+    machine: Optional[Machine] = None
+    groups: Dict[str, Optional[str]] = field(default_factory=dict)
+    _plans: Dict[Any, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.machine is None and isinstance(self.facts.data.get("machine"), dict):
+            from envcheck.machine.io import machine_from_dict
+
+            self.machine = machine_from_dict(self.facts.data["machine"])
+        if self.machine is None and self.lock is not None:
+            self.machine = self.lock.machine
+
+    # -- facts with fallbacks to the machine ---------------------------------------------------
+    @property
+    def wsl(self) -> bool:
+        if self.facts.wsl is not None:
+            return bool(self.facts.wsl)
+        return bool(self.machine and self.machine.wsl)
+
+    @property
+    def glibc(self) -> Optional[str]:
+        return self.facts.glibc or (self.machine.glibc if self.machine else None)
+
+    @property
+    def os(self) -> str:
+        return self.facts.os or (self.machine.os if self.machine else "linux")
+
+    @property
+    def windows_driver(self) -> bool:
+        return self.os == "windows" or self.wsl
+
+    @property
+    def python(self) -> Optional[str]:
+        return self.facts.python_minor or (self.machine.python if self.machine else None)
+
+    @property
+    def variant(self) -> Optional[str]:
+        """The installed build's variant; ``None`` when torch did not import and its version has no label."""
+        t = self.facts.torch
+        version = self.facts.torch_version
+        if not t and "+" not in (version or ""):
+            return None
+        return variant_of(version, self.facts.torch_cuda, self.facts.torch_hip, t.get("xpu"))
+
+    @property
+    def nvidia_driver(self) -> Optional[str]:
+        return self.facts.driver.get("version") or (self.machine.nvidia_driver if self.machine else None)
+
+    @property
+    def cuda_driver_max(self) -> Optional[str]:
+        return self.facts.driver.get("cuda_max") or (self.machine.cuda_driver_max if self.machine else None)
+
+    def gpus(self) -> List[GpuDevice]:
+        """The GPUs as torch sees them; else as NVML saw them; else the machine's."""
+        out = []
+        for d in self.facts.devices:
+            gfx = gfx_of(d.get("gcn_arch"))
+            if gfx:
+                out.append(GpuDevice("amd", d.get("name") or gfx, gfx, memory_mib=d.get("memory_mib")))
+            elif sm_of(d.get("capability")):
+                out.append(GpuDevice("nvidia", d.get("name") or "GPU", sm_of(d.get("capability")) or "",
+                                     memory_mib=d.get("memory_mib")))
+        if out:
+            return out
+        for g in self.facts.driver.get("gpus") or []:
+            sm = sm_of(g.get("capability"))
+            if sm:
+                out.append(GpuDevice("nvidia", g.get("name") or "GPU", sm))
+        if out:
+            return out
+        return list(self.machine.served_gpus) if self.machine else []
+
+    # -- matrix lookups -----------------------------------------------------------------------
+    def release(self, version: Optional[str] = None) -> Optional[Release]:
+        return self.matrix.release_by_version.get(public_version(version or self.facts.torch_version))
+
+    def build_row(self) -> Optional[Build]:
+        """The matrix build row of the installed torch (release × variant), if on record."""
+        rel = self.release()
+        variant = self.variant
+        if rel is None or not variant:
+            return None
+        rows = [b for b in self.matrix.builds_for(rel.version) if b.variant == variant]
+        plat = self.target_machine().platform
+        return next((b for b in rows if plat in b.platforms), rows[0] if rows else None)
+
+    def driver_floors(self, cuda: str) -> Tuple[Optional[str], Optional[str]]:
+        from envcheck.resolve.rules import cuda_driver_floors
+
+        return cuda_driver_floors(self.matrix, cuda, self.windows_driver)
+
+    # -- the resolver, for fixes ----------------------------------------------------------------
+    def target_machine(self, gpus: Optional[List[GpuDevice]] = None, **overrides: Any) -> Machine:
+        """The machine the environment runs on, with the interpreter's facts filled in."""
+        base = self.machine or Machine()
+        plat = self.facts.section("platform")
+        arch = plat.get("arch") or base.arch
+        arch = {"amd64": "x86_64", "arm64": "arm64" if (plat.get("os") or base.os) == "macos" else "aarch64"}.get(arch, arch)
+        m = replace(
+            base,
+            os=plat.get("os") or base.os,
+            arch=arch,
+            wsl=self.wsl,
+            glibc=self.glibc,
+            python=self.python or base.python,
+            python_bits=self.facts.section("python").get("bits") or base.python_bits,
+            gpus=list(gpus if gpus is not None else self.gpus()),
+            nvidia_driver=self.nvidia_driver,
+            cuda_driver_max=self.cuda_driver_max,
+        )
+        return replace(m, **overrides) if overrides else m
+
+    def plan(self, torch: Optional[str] = None, backend: str = "auto", gpus: Optional[List[GpuDevice]] = None,
+             **overrides: Any) -> Any:
+        """The resolver's answer for this machine: ``(Plan or None, Resolution)``; cached."""
+        key = (torch, backend, tuple((g.vendor, g.arch) for g in gpus) if gpus is not None else None,
+               tuple(sorted(overrides.items())))
+        if key not in self._plans:
+            from envcheck.resolve import Request, resolve
+            from envcheck.resolve.plan import make_plan
+
+            req = Request(torch=Request.parse_torch(torch) if torch else None, torch_text=torch or "",
+                          backend=backend)
+            res = resolve(self.target_machine(gpus, **overrides), req, self.matrix)
+            self._plans[key] = (make_plan(res, self.matrix), res)
+        return self._plans[key]
+
+    def install_command(self, plan: Any, reinstall: bool = True) -> str:
+        """``python -m pip install --force-reinstall torch==… torchvision==… --index-url …``."""
+        pins = [f"{k}=={v}" for k, v in plan.pins.items()]
+        return self.pip_command(pins, plan.index_option if hasattr(plan, "index_option") else "", reinstall)
+
+    def pip_command(self, pins: List[str], index_option: str = "", reinstall: bool = True) -> str:
+        py = self.facts.interpreter
+        if " " in py:
+            py = f'"{py}"'
+        parts = [py, "-m pip install"] + (["--force-reinstall"] if reinstall else []) + pins
+        if index_option:
+            parts.append(index_option)
+        return "`" + " ".join(parts) + "`"
+
+    def earliest(self, res: Any) -> Optional[Any]:
+        """The oldest accepted candidate of a resolution (the first release that would work)."""
+        acc = res.accepted
+        return min(acc, key=lambda c: vkey(c.release.version)) if acc else None
+
+    def compile_min_torch(self, python: str) -> Optional[str]:
+        """The first release whose torch.compile supports Python ``python`` (matrix [release.compile])."""
+        want = tuple(int(x) for x in python.rstrip("t").split(".")[:2])
+        ok = [r.version for r in self.matrix.releases
+              if r.compile_python_max and tuple(int(x) for x in r.compile_python_max.rstrip("t").split(".")[:2]) >= want]
+        return min(ok, key=vkey) if ok else None

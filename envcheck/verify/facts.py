@@ -1,0 +1,240 @@
+"""Facts: what the collector saw in one interpreter — saved, replayed, and read by diagnose.
+
+A Facts document is plain JSON (``verify --json`` prints it under ``facts``; ``--facts FILE`` reads
+it back, either alone or inside a whole ``verify --json`` report)::
+
+    {"schema": 1,
+     "python":   {"version": "3.11.7", "executable": "/venv/bin/python", "bits": 64, ...},
+     "platform": {"os": "linux", "arch": "x86_64", "glibc": "2.36", "wsl": false, ...},
+     "env":      {"LD_LIBRARY_PATH": "...", ...},              # an allow-list, never secrets
+     "packages": {"torch": [{"version": "2.13.0+cpu", "location": "...", "requires": [...]}], ...},
+     "machine":  {...},                                        # envcheck probe's Machine, optional
+     "runs": {"matmul": {"outcome": "ok", "seconds": 0.04, "data": {...}},
+              "cudnn_conv": {"outcome": "crash", "signal": "SIGSEGV", "stderr": "..."}, ...}}
+
+``outcome`` is ``ok`` | ``error`` | ``skip`` | ``crash`` | ``timeout``; the shape of each probe's
+``data`` is documented in :mod:`envcheck.verify.collector`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from envcheck.errors import DataFileError
+
+SCHEMA = 1
+
+#: Every verify check, in report order. ``arch_compat``, ``driver`` and ``lock`` judge facts that
+#: other probes collect; the rest are probes of the same name in the collector.
+CHECKS: Tuple[str, ...] = (
+    "import_torch", "cuda_build", "arch_compat", "driver", "lock", "allocation", "matmul",
+    "stream_sync", "cudnn_conv", "distributed", "torchvision_compat", "torchaudio_compat",
+    "wsl_libhsa", "torch_compile",
+)
+
+#: The collector probe each check reads.
+PROBE_OF: Dict[str, Tuple[str, ...]] = {
+    "arch_compat": ("cuda_build",),
+    "driver": ("cuda_build",),
+    "lock": ("import_torch", "cuda_build", "torchvision_compat", "torchaudio_compat"),
+}
+
+#: The order probes run in one worker: cheap and fork-based ones first (distributed forks its ranks
+#: before any thread pool exists), torch.compile (slow) last.
+PROBE_ORDER: Tuple[str, ...] = (
+    "import_torch", "cuda_build", "distributed", "allocation", "matmul", "stream_sync",
+    "cudnn_conv", "torchvision_compat", "torchaudio_compat", "wsl_libhsa", "torch_compile",
+)
+
+OUTCOMES = ("ok", "error", "skip", "crash", "timeout")
+
+
+def probes_for(checks: List[str]) -> List[str]:
+    """The probes (in run order) that the given checks need; ``import_torch`` always comes first."""
+    need = {"import_torch"}
+    for c in checks:
+        need.update(PROBE_OF.get(c, (c,)))
+    return [p for p in PROBE_ORDER if p in need]
+
+
+@dataclass
+class Facts:
+    """A Facts document with typed accessors; ``data`` is the JSON object itself.
+
+    Accessors never raise for missing parts: an absent fact is ``None`` / empty.
+    """
+
+    data: Dict[str, Any] = field(default_factory=lambda: {"schema": SCHEMA, "runs": {}})
+
+    # -- generic access ----------------------------------------------------------------------
+    def section(self, name: str) -> Dict[str, Any]:
+        value = self.data.get(name)
+        return value if isinstance(value, dict) else {}
+
+    def run(self, probe: str) -> Optional[Dict[str, Any]]:
+        """The recorded run of a probe, or ``None`` when it did not run."""
+        return self.section("runs").get(probe)
+
+    def probe_data(self, probe: str) -> Dict[str, Any]:
+        """The ``data`` of a probe that ran to completion (``{}`` otherwise)."""
+        r = self.run(probe)
+        return r.get("data") or {} if r and r.get("outcome") == "ok" else {}
+
+    def to_dict(self) -> Dict[str, Any]:
+        return self.data
+
+    # -- common facts --------------------------------------------------------------------------
+    @property
+    def python_version(self) -> Optional[str]:
+        """``"3.12.9"`` (as the interpreter reports it)."""
+        return self.section("python").get("version")
+
+    @property
+    def python_minor(self) -> Optional[str]:
+        """``"3.12"``, or ``"3.13t"`` for a free-threaded interpreter."""
+        v = self.python_version
+        if not v:
+            return None
+        mm = ".".join(v.split(".")[:2])
+        return mm + ("t" if self.section("python").get("free_threaded") else "")
+
+    @property
+    def interpreter(self) -> str:
+        """The interpreter to put in commands (``/venv/bin/python``, or ``python``)."""
+        return self.section("python").get("executable") or "python"
+
+    @property
+    def os(self) -> Optional[str]:
+        return self.section("platform").get("os")
+
+    @property
+    def glibc(self) -> Optional[str]:
+        return self.section("platform").get("glibc")
+
+    @property
+    def wsl(self) -> Optional[bool]:
+        return self.section("platform").get("wsl")
+
+    @property
+    def torch(self) -> Dict[str, Any]:
+        """``import_torch`` data: version, file, cuda, hip…"""
+        return self.probe_data("import_torch")
+
+    @property
+    def build(self) -> Dict[str, Any]:
+        """``cuda_build`` data: cuda, hip, cudnn, nccl, arch_list, devices, driver…"""
+        return self.probe_data("cuda_build")
+
+    @property
+    def torch_version(self) -> Optional[str]:
+        """The torch that imports (``torch.__version__``), else the first installed copy's metadata."""
+        v = self.torch.get("version")
+        if v:
+            return v
+        dists = self.packages("torch")
+        return dists[0].get("version") if dists else None
+
+    @property
+    def torch_cuda(self) -> Optional[str]:
+        return self.torch.get("cuda") or self.build.get("cuda")
+
+    @property
+    def torch_hip(self) -> Optional[str]:
+        return self.torch.get("hip") or self.build.get("hip")
+
+    def packages(self, name: str) -> List[Dict[str, Any]]:
+        """Installed copies of a distribution, the one import finds first."""
+        value = self.section("packages").get(name)
+        return value if isinstance(value, list) else []
+
+    @property
+    def devices(self) -> List[Dict[str, Any]]:
+        return list(self.build.get("devices") or [])
+
+    @property
+    def driver(self) -> Dict[str, Any]:
+        return self.build.get("driver") or {}
+
+
+def public_version(version: Optional[str]) -> str:
+    """``"2.7.0+cu128"`` → ``"2.7.0"``."""
+    return (version or "").split("+", 1)[0]
+
+
+def variant_of(version: Optional[str], cuda: Optional[str], hip: Optional[str],
+               xpu: Optional[str] = None) -> Optional[str]:
+    """The build variant: the local label (``cu128``, ``rocm6.4.1.git…`` → ``rocm6.4.1``), else
+    what ``torch.version`` says (CUDA 12.8 → ``cu128``, HIP 6.3.x → ``rocm6.3``), else ``cpu``."""
+    label = (version or "").partition("+")[2]
+    if label:
+        m = re.match(r"(cu\d+|rocm\d+(?:\.\d+)*|cpu|xpu)", label)
+        return m.group(1).rstrip(".") if m else label
+    if cuda:
+        return "cu" + "".join(cuda.split(".")[:2])
+    if hip:
+        return "rocm" + ".".join(hip.split(".")[:2])
+    if xpu:
+        return "xpu"
+    return "cpu" if version else None
+
+
+def load_facts(path: Path) -> Facts:
+    """Read a Facts JSON file (or a whole ``verify --json`` report holding one under ``facts``).
+
+    Raises:
+        DataFileError: unreadable, not JSON, or a part has the wrong shape (names the key).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DataFileError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataFileError(path, "", f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    if isinstance(doc, dict) and isinstance(doc.get("facts"), dict) and "checks" in doc:
+        doc = doc["facts"]
+        prefix = "facts."
+    else:
+        prefix = ""
+    return facts_from_dict(doc, path, prefix)
+
+
+def facts_from_dict(doc: Any, path: object = "<facts>", prefix: str = "") -> Facts:
+    """Check the shape of a Facts document.
+
+    Raises:
+        DataFileError: the document or one of its parts has the wrong shape.
+    """
+    def fail(key: str, msg: str) -> DataFileError:
+        return DataFileError(path, f"{prefix}{key}" if key else prefix.rstrip("."), msg)
+
+    if not isinstance(doc, dict):
+        raise fail("", "expected a JSON object of facts (see `envcheck verify --json`)")
+    schema = doc.get("schema", SCHEMA)
+    if schema != SCHEMA:
+        raise fail("schema", f"unsupported facts schema {schema!r}; this envcheck reads {SCHEMA}")
+    for key in ("python", "platform", "env", "packages", "machine", "collector"):
+        if key in doc and not isinstance(doc[key], dict):
+            raise fail(key, f"expected an object, got {type(doc[key]).__name__}")
+    runs = doc.get("runs")
+    if not isinstance(runs, dict):
+        raise fail("runs", "missing or not an object ({probe name: {outcome, data}})")
+    for name, run in runs.items():
+        if name not in PROBE_ORDER:
+            raise fail(f"runs.{name}", f"unknown probe; known: {', '.join(PROBE_ORDER)}")
+        if not isinstance(run, dict):
+            raise fail(f"runs.{name}", "expected an object")
+        if run.get("outcome") not in OUTCOMES:
+            raise fail(f"runs.{name}.outcome", f"expected one of {', '.join(OUTCOMES)}; got {run.get('outcome')!r}")
+        if "data" in run and not isinstance(run["data"], dict):
+            raise fail(f"runs.{name}.data", "expected an object")
+    if isinstance(doc.get("machine"), dict):
+        from envcheck.machine.io import machine_from_dict
+
+        machine_from_dict(doc["machine"], path, f"{prefix}machine")
+    return Facts(doc)

@@ -1,0 +1,551 @@
+"""The diagnosis rules of ``matrices/diagnoses.toml``: match an error text, render cause and fix.
+
+A rule's ``cause`` and ``fix`` are templates. ``{name}`` is a named group of the rule's pattern, or
+one of the :data:`HELPERS` below: small pure functions of the :class:`~envcheck.verify.context.Context`
+that turn facts into words — the installed torch, the machine's glibc, the build the resolver would
+pick instead. Every helper returns a sentence that still reads well when the facts are unknown
+(``envcheck explain`` on a bare message).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional
+
+from envcheck.errors import DataFileError
+from envcheck.matrix import Matrix
+from envcheck.matrix.model import Diagnosis, Tolerance, vkey
+from envcheck.verify.context import Context, gfx_of, short_list, site_of, sm_of
+from envcheck.verify.facts import public_version
+
+RULES_FILE = "diagnoses.toml"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule that matched: its id, the text it matched, and the rendered cause and fix."""
+
+    rule: str
+    matched: str
+    cause: str
+    fix: str
+    source: tuple = ()
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"rule": self.rule, "matched": self.matched, "cause": self.cause, "fix": self.fix,
+                "source": list(self.source)}
+
+
+def load_rules(matrix: Matrix) -> List[Diagnosis]:
+    """The rules in file order, each template checked against its groups and :data:`HELPERS`.
+
+    Raises:
+        DataFileError: a template names a field that is neither a group nor a helper.
+    """
+    rows = matrix.files.get(RULES_FILE, {}).get("diagnosis", [])
+    path = matrix.directory / RULES_FILE
+    for i, r in enumerate(rows):
+        groups = set(re.compile(r.pattern).groupindex)
+        for key in ("cause", "fix"):
+            for field_name in template_fields(getattr(r, key)):
+                if field_name not in groups and field_name not in HELPERS:
+                    raise DataFileError(path, f"diagnosis[{i}].{key}",
+                                        f"unknown field {{{field_name}}}: not a group of the pattern "
+                                        f"({', '.join(sorted(groups)) or 'none'}) nor a helper in "
+                                        "envcheck/verify/rules.py")
+    return rows
+
+
+def load_tolerances(matrix: Matrix) -> Dict[tuple, Tolerance]:
+    """``{(check, dtype): Tolerance}`` from diagnoses.toml."""
+    rows = matrix.files.get(RULES_FILE, {}).get("tolerance", [])
+    return {(t.check, t.dtype): t for t in rows}
+
+
+def template_fields(text: str) -> List[str]:
+    return [f for _, f, _, _ in string.Formatter().parse(text) if f]
+
+
+def applies(rule: Diagnosis, check: Optional[str], wsl: Optional[bool]) -> bool:
+    if check is not None and rule.checks and check not in rule.checks:
+        return False
+    if rule.wsl is not None and wsl is not None and rule.wsl != wsl:
+        return False
+    return True
+
+
+def match(rules: List[Diagnosis], text: str, ctx: Context, check: Optional[str] = None,
+          first: bool = True) -> List[Finding]:
+    """Rules whose pattern is found in ``text`` (for ``check``, or any), rendered with ``ctx``.
+
+    With WSL unknown (``explain`` off WSL still knows; a bare replay may not), a WSL-only rule and
+    its non-WSL twin would both match: the one for the known side wins, else the general one.
+    """
+    out: List[Finding] = []
+    wsl: Optional[bool] = ctx.wsl if (ctx.facts.wsl is not None or ctx.machine is not None) else None
+    seen_patterns = set()
+    for rule in rules:
+        if not applies(rule, check, wsl) or (wsl is None and rule.wsl is True):
+            continue
+        m = re.search(rule.pattern, text)
+        if not m or rule.pattern in seen_patterns:
+            continue
+        seen_patterns.add(rule.pattern)
+        out.append(render(rule, m, ctx))
+        if first:
+            break
+    return out
+
+
+def render(rule: Diagnosis, m: "re.Match[str]", ctx: Context) -> Finding:
+    ctx.groups = {k: v for k, v in m.groupdict().items()}
+    try:
+        values = _Values(ctx)
+        cause = string.Formatter().vformat(rule.cause, (), values)
+        fix = string.Formatter().vformat(rule.fix, (), values)
+    finally:
+        ctx.groups = {}
+    return Finding(rule.id, m.group(0), _tidy(cause), _tidy(fix), rule.source)
+
+
+def _tidy(text: str) -> str:
+    return re.sub(r"\s+", " ", text).replace(" .", ".").strip()
+
+
+class _Values(dict):
+    """Template values: the match's groups first, then helpers (computed on first use)."""
+
+    def __init__(self, ctx: Context):
+        super().__init__()
+        self.ctx = ctx
+
+    def __missing__(self, key: str) -> str:
+        if key in self.ctx.groups:
+            value = self.ctx.groups[key] or ""
+        else:
+            value = HELPERS[key](self.ctx)
+        self[key] = value
+        return value
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+Helper = Callable[[Context], str]
+HELPERS: Dict[str, Helper] = {}
+
+
+def helper(fn: Helper) -> Helper:
+    HELPERS[fn.__name__] = fn
+    return fn
+
+
+@helper
+def torch_desc(ctx: Context) -> str:
+    """``" 2.6.0+cu126"`` or ``""`` (so templates say "torch 2.6.0+cu126" or "torch")."""
+    v = ctx.facts.torch_version
+    return f" {v}" if v else ""
+
+
+@helper
+def arch_list(ctx: Context) -> str:
+    arch = ctx.facts.build.get("arch_list")
+    if arch:
+        return short_list(arch, 14)
+    row = ctx.build_row()
+    if row is not None and (row.sm or row.gfx):
+        return short_list(list(row.sm) + list(row.ptx) + list(row.gfx), 14) + " (matrix)"
+    return "unknown here (`python -c \"import torch; print(torch.cuda.get_arch_list())\"` prints it)"
+
+
+@helper
+def device_desc(ctx: Context) -> str:
+    gpus = ctx.gpus()
+    if not gpus:
+        return ""
+    return " (" + ", ".join(f"{g.name}, {g.arch}" for g in gpus) + ")"
+
+
+def _gpu_for_arch(ctx: Context, arch: str):
+    from envcheck.machine.model import GpuDevice
+
+    for g in ctx.gpus():
+        if g.arch == arch:
+            return g
+    known = ctx.matrix.gpus_with_arch(arch)
+    vendor = "amd" if arch.startswith("gfx") else "nvidia"
+    return GpuDevice(vendor, known[0].name if known else arch, arch)
+
+
+@helper
+def arch_fix(ctx: Context) -> str:
+    """The build the resolver picks for the GPU named in the message (or the machine's GPUs)."""
+    arch = ctx.groups.get("sm")
+    gpus = [_gpu_for_arch(ctx, arch)] if arch else ctx.gpus()
+    if not gpus:
+        return ("Install a build whose arch list includes your GPU's architecture: `envcheck plan --gpu "
+                "\"<your GPU>\"` picks one and explains the rest.")
+    plan, res = ctx.plan(gpus=gpus)
+    names = ", ".join(dict.fromkeys(g.arch for g in gpus))
+    if plan is None:
+        why = next((r.message for c in res.rejected for r in c.reasons if r.code == "gpu-arch"), "")
+        return (f"No build on record runs on {names} on this machine{': ' + why if why else ''}. "
+                f"`envcheck plan --gpu \"{gpus[0].name}\" --explain` lists every candidate and why it fails.")
+    from envcheck.resolve.rules import name_of
+
+    first = ctx.earliest(res)
+    tail = ""
+    if first is not None and first.release.version != plan.release.version:
+        tail = f" The first release with code for {names} that fits this machine is {name_of(first)}."
+    drv = plan.driver or {}
+    need = ""
+    if drv.get("vendor") == "nvidia" and (drv.get("floor") or drv.get("full")):
+        have = f"; this driver ({ctx.nvidia_driver}) is enough" if ctx.nvidia_driver else ""
+        need = (f" It needs an NVIDIA driver ≥ {drv.get('full') or drv.get('floor')}"
+                + (f" (≥ {drv['floor']} under minor-version compatibility)" if drv.get("full") and drv.get("floor")
+                   and drv["floor"] != drv["full"] else "") + f"{have}.")
+    return (f"Install a build that carries {names}: {ctx.install_command(plan)} ({plan.title}).{need}{tail}")
+
+
+def _cuda_of_code(code: Optional[str]) -> Optional[str]:
+    """cudaDriverGetVersion's integer (``11040``) → ``"11.4"``."""
+    if not code or not code.isdigit():
+        return None
+    n = int(code)
+    return f"{n // 1000}.{n % 1000 // 10}"
+
+
+@helper
+def found_cuda(ctx: Context) -> str:
+    return _cuda_of_code(ctx.groups.get("found")) or ctx.cuda_driver_max or "?"
+
+
+@helper
+def torch_cuda(ctx: Context) -> str:
+    cuda = ctx.facts.torch_cuda
+    if cuda:
+        return cuda
+    row = ctx.build_row()
+    return (row.cuda or "") if row else "version"
+
+
+@helper
+def driver_fix(ctx: Context) -> str:
+    """Upgrade the driver (to what), or install a build this driver runs (which)."""
+    drv_cuda = _cuda_of_code(ctx.groups.get("found")) or ctx.cuda_driver_max
+    cuda = ctx.facts.torch_cuda
+    parts = []
+    if cuda:
+        full, floor = ctx.driver_floors(cuda)
+        if full or floor:
+            extra = f"; ≥ {floor} runs it under minor-version compatibility" if floor and floor != full else ""
+            parts.append(f"Upgrade the NVIDIA driver to ≥ {full or floor} (the CUDA {cuda} toolkit driver{extra})")
+    if not parts:
+        parts.append("Upgrade the NVIDIA driver to one that supports the CUDA version torch was built with "
+                     "(`python -c \"import torch; print(torch.version.cuda)\"`)")
+    if drv_cuda:
+        plan, _ = ctx.plan(backend="cuda", cuda_driver_max=drv_cuda, nvidia_driver=None)
+        if plan is not None:
+            parts.append(f"or install a build this driver runs (CUDA ≤ {drv_cuda}, or the same major under "
+                         f"minor-version compatibility): {ctx.install_command(plan)}")
+        else:
+            parts.append(f"no CUDA build on record runs on a driver limited to CUDA {drv_cuda}")
+    return ", ".join(parts) + "."
+
+
+@helper
+def lib_name(ctx: Context) -> str:
+    lib = ctx.groups.get("lib")
+    return lib.rsplit("/", 1)[-1] if lib else "A library torch loads"
+
+
+@helper
+def host_glibc(ctx: Context) -> str:
+    g, need = ctx.glibc, ctx.groups.get("need")
+    if not g:
+        return "`ldd --version` shows this system's glibc"
+    if need and vkey(g) >= vkey(need):
+        return (f"this system has glibc {g}, which is new enough — the message comes from another machine, "
+                "a container, or a conda sysroot with an older glibc")
+    return f"this system has glibc {g}"
+
+
+@helper
+def glibc_floor(ctx: Context) -> str:
+    row = ctx.build_row()
+    if row is None:
+        return ""
+    plat = ctx.target_machine().platform
+    tag = row.wheel_tag.get(plat, "")
+    floor = ctx.matrix.glibc_floor(tag) or row.glibc
+    if not floor:
+        return ""
+    return f"The torch {public_version(ctx.facts.torch_version)} {row.variant} wheels ({tag}) need glibc ≥ {floor}."
+
+
+@helper
+def glibc_fix(ctx: Context) -> str:
+    g = ctx.glibc
+    base = ("glibc belongs to the operating system and cannot be upgraded inside a Python or conda "
+            "environment. ")
+    if not g:
+        return base + ("Install a build made for this glibc (`envcheck plan --glibc X.Y` lists them), run torch "
+                       "in a container with a newer glibc, or upgrade the OS.")
+    torch = public_version(ctx.facts.torch_version)
+    plan, _ = ctx.plan(torch=torch) if torch and ctx.release(torch) else (None, None)
+    if plan is None:
+        plan, _ = ctx.plan()
+    pick = f" — e.g. {ctx.install_command(plan, reinstall=False)} ({plan.title})" if plan is not None else ""
+    return base + (f"Install a build whose wheels need glibc ≤ {g}{pick}; or run torch in a container "
+                   f"with a newer glibc (`envcheck plan --format docker`), or upgrade the OS. "
+                   f"`envcheck plan --glibc {g}` lists what fits.")
+
+
+def _cuda_major(ctx: Context) -> Optional[str]:
+    cuda = ctx.facts.torch_cuda or (ctx.build_row().cuda if ctx.build_row() else None)
+    return cuda.split(".")[0] if cuda else None
+
+
+@helper
+def cudnn_package(ctx: Context) -> str:
+    major = _cuda_major(ctx)
+    return f"nvidia-cudnn-cu{major}" if major else "the nvidia-cudnn-cu12 / nvidia-cudnn-cu13 package"
+
+
+@helper
+def cudnn_fix(ctx: Context) -> str:
+    rel = ctx.release()
+    pin = rel.pypi_pins.get("cudnn") if rel else None
+    major = _cuda_major(ctx)
+    pkg = f"nvidia-cudnn-cu{major}" if major else "nvidia-cudnn-cu12"
+    if pin and major:
+        how = f"{ctx.pip_command([f'{pkg}=={pin}'])} (the cuDNN torch {rel.version} pins)"
+    else:
+        how = f"reinstall torch with its dependencies from the index it came from ({pkg} comes with it)"
+    return (f"Install the cuDNN torch was built for: {how}; remove LD_LIBRARY_PATH entries that point at "
+            "another cuDNN; in conda, `conda install cudnn` for the environment's CUDA.")
+
+
+@helper
+def cuda_lib_fix(ctx: Context) -> str:
+    torch = public_version(ctx.facts.torch_version)
+    if torch and ctx.release(torch) and ctx.variant:
+        plan, _ = ctx.plan(torch=torch, backend=ctx.variant)
+        if plan is not None:
+            return (f"Reinstall torch with its dependencies (no --no-deps) from its index: "
+                    f"{ctx.install_command(plan)}; unset LD_LIBRARY_PATH entries that point at a partial CUDA.")
+    return ("Reinstall torch with its dependencies (no --no-deps) from the index it came from; unset "
+            "LD_LIBRARY_PATH entries that point at a partial CUDA install.")
+
+
+def _pair_for(ctx: Context, pkg: str, version: str) -> Optional[str]:
+    """The torch release a torchvision/torchaudio release pairs with (matrix)."""
+    pub = public_version(version)
+    for r in ctx.matrix.releases:
+        if public_version(getattr(r, pkg)) == pub:
+            return r.version
+    return None
+
+
+def _companion(ctx: Context) -> tuple:
+    pkg = ctx.groups.get("pkg") or "torchvision"
+    dists = ctx.facts.packages(pkg)
+    run = ctx.facts.run(f"{pkg}_compat") or {}
+    version = (run.get("data") or {}).get("version") or (dists[0].get("version") if dists else None)
+    return pkg, version
+
+
+def _requires_torch(ctx: Context, pkg: str) -> Optional[str]:
+    for d in ctx.facts.packages(pkg)[:1]:
+        for req in d.get("requires") or []:
+            m = re.match(r"torch\s*\(?\s*==\s*([\w.+]+)", req)
+            if m:
+                return m.group(1)
+    return None
+
+
+@helper
+def companion_cause(ctx: Context) -> str:
+    pkg, version = _companion(ctx)
+    loaded = ctx.facts.torch_version
+    if not version:
+        return (f"the installed {pkg} was built for another torch release than the one loaded; each {pkg} "
+                "release pairs with exactly one torch release.")
+    want = _requires_torch(ctx, pkg) or _pair_for(ctx, pkg, version)
+    text = f"{pkg} {version} is built for torch {want}" if want else f"{pkg} {version} is built for another torch"
+    if loaded:
+        text += f", but the torch loaded is {loaded}"
+        f = ctx.facts.torch.get("file")
+        if f:
+            text += f" (from {site_of(f)})"
+    copies = ctx.facts.packages("torch")
+    others = [d for d in copies if public_version(d.get("version")) != public_version(loaded)]
+    if loaded and others:
+        where = "; ".join(f"{d.get('version')} at {d.get('location')}" for d in others)
+        text += f"; pip's metadata also lists torch {where} — an older copy shadows the new one"
+    return text + "."
+
+
+@helper
+def companion_fix(ctx: Context) -> str:
+    pkg, version = _companion(ctx)
+    want = None
+    if version:
+        want = _requires_torch(ctx, pkg) or _pair_for(ctx, pkg, version)
+    rel = public_version(want) if want else public_version(ctx.facts.torch_version)
+    plan = None
+    if rel and ctx.release(rel):
+        plan, _ = ctx.plan(torch=rel, backend=ctx.variant or "auto")
+        if plan is None:
+            plan, _ = ctx.plan(torch=rel)
+    py = ctx.facts.interpreter
+    remove = (f"`{py} -m pip uninstall -y torch torchvision torchaudio` (repeat until pip finds no copy; "
+              "check ~/.local and PYTHONPATH too)")
+    if plan is not None:
+        again = f"{ctx.install_command(plan, reinstall=False)}"
+        return f"Remove every copy, {remove}, then install the matching pair from the same index: {again}."
+    return (f"Remove every copy, {remove}, then install torch and {pkg} together from the same index "
+            "(`envcheck plan` pins a matching pair).")
+
+
+def _compile_python(ctx: Context) -> Optional[str]:
+    return ctx.groups.get("py") or (ctx.python or "").rstrip("t") or None
+
+
+@helper
+def compile_cause(ctx: Context) -> str:
+    py = _compile_python(ctx)
+    torch = public_version(ctx.facts.torch_version)
+    rel = ctx.release(torch) if torch else None
+    first = ctx.compile_min_torch(py) if py else None
+    text = "torch.compile (Dynamo)"
+    if rel and rel.compile_python_max:
+        text += f" in torch {rel.version} supports Python ≤ {rel.compile_python_max}"
+    elif torch:
+        text += f" in torch {torch} does not support Python {py}"
+    else:
+        text += f" does not support Python {py} in the installed torch"
+    if py and first:
+        text += f"; Python {py} needs torch ≥ {first}"
+    return text + "."
+
+
+@helper
+def compile_fix(ctx: Context) -> str:
+    py = _compile_python(ctx)
+    first = ctx.compile_min_torch(py) if py else None
+    if not first:
+        return f"Use an older Python for torch.compile; no torch release on record supports it on Python {py}."
+    return (f"Upgrade to torch ≥ {first} (`envcheck plan --python {py} --compile` picks a build and its "
+            f"companions), or run torch.compile on an older Python with this torch.")
+
+
+@helper
+def compiler_desc(ctx: Context) -> str:
+    run = ctx.facts.run("torch_compile") or {}
+    data = run.get("data") or {}
+    comps = data.get("compilers")
+    if not isinstance(comps, dict):
+        return ""
+    found = [k for k, v in comps.items() if v]
+    if found:
+        return f" that works (found {', '.join(found)} on PATH)"
+    cc = data.get("cc_env")
+    return f" (no {', '.join(comps)} on PATH; CC is {'set to ' + cc if cc else 'not set'})"
+
+
+@helper
+def triton_fix(ctx: Context) -> str:
+    for d in ctx.facts.packages("torch")[:1]:
+        for req in d.get("requires") or []:
+            m = re.match(r"((?:pytorch-)?triton(?:-rocm)?)\s*\(?\s*==\s*([\w.+]+)", req)
+            if m:
+                return (f"Install the Triton this torch was released with: {ctx.pip_command([f'{m.group(1)}=={m.group(2)}'], reinstall=False)} "
+                        f"(torch's own requirement).")
+    return ("Install the Triton release paired with your torch (`pip show torch` lists it under Requires: "
+            "triton / pytorch-triton-rocm), from the same index as torch.")
+
+
+@helper
+def cuda_build_fix(ctx: Context) -> str:
+    torch = public_version(ctx.facts.torch_version)
+    gpus = ctx.gpus()
+    for spec in ([torch] if torch and ctx.release(torch) else []) + [None]:
+        plan, _ = ctx.plan(torch=spec, backend="cuda" if not any(g.vendor == "amd" for g in gpus) else "rocm")
+        if plan is not None:
+            same = " (the same release)" if spec else ""
+            return f"Install the GPU build{same}: {ctx.install_command(plan)} — its index is {plan.index_url}."
+    return ("Install a GPU build from https://download.pytorch.org/whl/<variant> (e.g. cu128); "
+            "`envcheck plan` picks the variant for your GPU and driver.")
+
+
+@helper
+def cpu_build_fix(ctx: Context) -> str:
+    torch = public_version(ctx.facts.torch_version)
+    plan, _ = ctx.plan(torch=torch if torch and ctx.release(torch) else None, backend="cpu", gpus=[])
+    if plan is None:
+        return "`envcheck plan --backend cpu` picks one."
+    return f"{ctx.install_command(plan)}."
+
+
+@helper
+def libhsa_fix(ctx: Context) -> str:
+    step = ctx.matrix.steps.get("remove-bundled-libhsa")
+    bundled = ((ctx.facts.run("wsl_libhsa") or {}).get("data") or {}).get("bundled") or []
+    where = f" (found: {', '.join(bundled)})" if bundled else ""
+    if step is None:
+        return f"Remove the libhsa-runtime64.so that the torch wheel bundles in torch/lib{where}."
+    return f"{step.description}{where}: `{step.shell.strip()}`"
+
+
+@helper
+def interpreter(ctx: Context) -> str:
+    return ctx.facts.interpreter
+
+
+@helper
+def install_fix(ctx: Context) -> str:
+    plan, _ = ctx.plan()
+    if plan is None:
+        return "`envcheck plan` explains which build fits this machine and how to install it."
+    return (f"Install the build `envcheck plan` picks for this machine: {ctx.install_command(plan, reinstall=False)} "
+            f"({plan.title}), or write all install files with `envcheck plan -o DIR`.")
+
+
+@helper
+def python(ctx: Context) -> str:
+    return ctx.python or "?"
+
+
+def arch_report(ctx: Context) -> List[Dict[str, object]]:
+    """Per visible GPU: its arch and what in the installed build serves it (for arch_compat)."""
+    from envcheck.resolve.rules import arch_serves
+    from envcheck.verify.context import split_arch_list
+
+    arch = list(ctx.facts.build.get("arch_list") or [])
+    sm, ptx = split_arch_list(arch)
+    out = []
+    for d in ctx.facts.devices:
+        gfx = gfx_of(d.get("gcn_arch"))
+        row: Dict[str, object] = {"name": d.get("name") or "GPU", "index": d.get("index")}
+        if gfx:
+            row.update(arch=gfx, serves="exact" if gfx in arch else None, by=gfx if gfx in arch else None)
+        else:
+            cap = d.get("capability") or [0, 0]
+            row["arch"] = sm_of(cap)
+            row["capability"] = f"{cap[0]}.{cap[1]}"
+            exact, compat, jit = arch_serves(sm, ptx, int(cap[0]), int(cap[1]))
+            if exact:
+                row.update(serves="exact", by=exact[0])
+            elif compat:
+                row.update(serves="cubin", by=max(compat)[1])
+            elif jit:
+                row.update(serves="ptx", by=max(jit)[1])
+            else:
+                row.update(serves=None, by=None)
+        out.append(row)
+    return out
+
+
+__all__ = ["Finding", "load_rules", "load_tolerances", "match", "HELPERS", "arch_report"]

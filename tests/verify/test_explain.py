@@ -1,0 +1,95 @@
+"""`envcheck explain`: the messages the issue lists → cause and fix; unknown text → exit 1."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+MESSAGES = [
+    # (pasted text, rule, words in the cause, words in the fix)
+    ("UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current "
+     "PyTorch installation.", "arch-not-compatible", ["sm_120", "NVIDIA GeForce RTX 5090"],
+     ["Install a build that carries sm_120", "The first release with code for sm_120 that fits this machine is "
+      "torch 2.7.0+cu128"]),
+    ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).", "driver-too-old",
+     ["supports CUDA up to 11.4", "found version 11040"], ["Upgrade the NVIDIA driver", "+cu118", "CUDA ≤ 11.4"]),
+    ("ImportError: /lib64/libc.so.6: version `GLIBC_2.28' not found (required by /x/libtorch_cpu.so)",
+     "glibc-too-old", ["libtorch_cpu.so needs glibc ≥ 2.28"], ["cannot be upgraded inside", "container"]),
+    ("RuntimeError: operator torchvision::nms does not exist", "torchvision-op-missing",
+     ["built for another torch release"], ["uninstall", "same index"]),
+    ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "no-kernel-image",
+     ["found no cubin or PTX"], ["envcheck plan --gpu"]),
+    ("RuntimeError: Dynamo is not supported on Python 3.12+", "dynamo-python",
+     ["Python 3.12 needs torch ≥ 2.4.0"], ["torch ≥ 2.4.0", "--python 3.12 --compile"]),
+    ("OSError: libcudnn.so.9: cannot open shared object file: No such file or directory", "libcudnn-missing",
+     ["libcudnn.so.9", "nvidia-cudnn-cu"], ["LD_LIBRARY_PATH"]),
+]
+
+
+@pytest.mark.parametrize("text, rule, cause_words, fix_words", MESSAGES, ids=[m[1] for m in MESSAGES])
+def test_issue_messages(cli, text, rule, cause_words, fix_words):
+    r = cli(["explain", "--json", text])
+    assert r.code == 0, r.err
+    found = {f["rule"]: f for f in r.json()}
+    assert rule in found
+    f = found[rule]
+    for w in cause_words:
+        assert w in f["cause"], (w, f["cause"])
+    for w in fix_words:
+        assert w in f["fix"], (w, f["fix"])
+    assert "{" not in f["cause"]
+    assert f["source"]
+
+
+def test_glibc_on_a_newer_host_says_the_error_is_from_elsewhere(cli):
+    r = cli(["explain", "--json", "version `GLIBC_2.17' not found"])
+    (f,) = r.json()
+    assert "which is new enough" in f["cause"]
+
+
+def test_unknown_text(cli):
+    r = cli(["explain", "everything is fine"])
+    assert r.code == 1
+    assert "no rule explains this text ('everything is fine')" in r.err
+
+
+def test_reads_a_traceback_from_stdin(cli, monkeypatch):
+    tb = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+          "    model.cuda()\nAssertionError: Torch not compiled with CUDA enabled\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO(tb))
+    r = cli(["explain", "-"])
+    assert r.code == 0
+    assert "(cpu-only-build)" in r.out
+    assert "CPU-only build" in r.out
+
+
+def test_saved_facts_make_it_specific(cli):
+    from tests.verify.conftest import CASES
+
+    r = cli(["explain", "--json", "--facts", str(CASES / "C01.json"),
+             "CUDA error: no kernel image is available for execution on the device"])
+    (f,) = r.json()
+    assert "torch 2.6.0+cu126" in f["cause"]
+    assert "NVIDIA GeForce RTX 5090 D, sm_120" in f["cause"]
+    assert "sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90" in f["cause"]
+    assert "+cu128" in f["fix"] and "this driver (570.124.04) is enough" in f["fix"]
+
+
+def test_wsl_facts_pick_the_wsl_rule(cli, tmp_path):
+    facts = {"schema": 1, "platform": {"os": "linux", "wsl": True}, "runs": {}}
+    p = tmp_path / "f.json"
+    p.write_text(json.dumps(facts))
+    text = "Error: libcuda.so: cannot open shared object file: No such file or directory"
+    wsl = cli(["explain", "--json", "--facts", str(p), text]).json()
+    assert [f["rule"] for f in wsl] == ["libcuda-missing-wsl"]
+    native = cli(["explain", "--json", text]).json()  # this machine is not WSL
+    assert [f["rule"] for f in native] == ["libcuda-missing"]
+
+
+def test_nothing_to_explain(cli, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("   \n"))
+    r = cli(["explain", "-"])
+    assert r.code == 2
+    assert "nothing to explain" in r.err

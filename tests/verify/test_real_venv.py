@@ -1,0 +1,100 @@
+"""verify for real: a fresh venv with torch 2.13.0 (CPU build), checked against locks from `envcheck plan`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def locks(tmp_path_factory):
+    """Locks written by `envcheck plan` for this machine: the right one, another release, another variant."""
+    from tests.conftest import run_cli
+
+    out = {}
+    for name, args in {"right": ["--backend", "cpu", "--torch", "2.13.0"],
+                       "older": ["--backend", "cpu", "--torch", "2.12.0"],
+                       "cuda": ["--backend", "cu130", "--torch", "2.13.0"]}.items():
+        d = tmp_path_factory.mktemp(f"plan-{name}")
+        r = run_cli(["plan", *args, "--python", "3.11", "--format", "lock", "-o", str(d), "--force"])
+        assert r.code == 0, r.err
+        out[name] = d / "envcheck.lock.toml"
+    return out
+
+
+@pytest.fixture(scope="module")
+def full_run(torch_venv, locks):
+    """Every check (torch.compile included) against the right lock, once."""
+    from tests.conftest import run_cli
+
+    return run_cli(["verify", "--python", str(torch_venv), "--lock", str(locks["right"]), "--json"])
+
+
+def test_everything_passes_or_skips_with_a_reason(full_run):
+    assert full_run.code == 0, full_run.out + full_run.err
+    checks = {c["name"]: c for c in full_run.json()["checks"]}
+    for name in ("import_torch", "cuda_build", "allocation", "matmul", "cudnn_conv", "distributed", "torch_compile"):
+        assert checks[name]["status"] == "pass", checks[name]
+    assert "torch 2.13.0+cpu" in checks["import_torch"]["detail"]
+    assert "CPU-only build (torch.version.cuda is None); no NVIDIA/AMD GPU on this machine" in checks["cuda_build"]["detail"]
+    assert "cpu float32" in checks["matmul"]["detail"] and "cpu bfloat16" in checks["matmul"]["detail"]
+    assert "gloo all_reduce across 2 processes" in checks["distributed"]["detail"]
+    assert checks["stream_sync"] == {**checks["stream_sync"], "status": "skip",
+                                     "detail": "no CUDA/ROCm device: streams and events need one"}
+    assert checks["arch_compat"]["detail"] == "CPU-only build: no GPU kernels to match"
+    assert checks["driver"]["detail"] == "not a CUDA build: no NVIDIA driver needed"
+    # the lock pins torchvision, which this venv does not have: a warning, not a failure
+    assert checks["lock"]["status"] in ("pass", "warn")
+    assert "matches" in checks["lock"]["detail"] and "torch 2.13.0+cpu (cpu), Python 3.11" in checks["lock"]["detail"]
+
+
+def test_facts_describe_the_venv(full_run, torch_venv):
+    facts = full_run.json()["facts"]
+    assert facts["python"]["executable"] == str(torch_venv)
+    assert facts["python"]["version"].startswith("3.11.")
+    assert facts["runs"]["import_torch"]["data"]["version"] == "2.13.0+cpu"
+    assert facts["packages"]["torch"][0]["version"] == "2.13.0+cpu"
+    assert facts["collector"]["workers"] == 1
+    assert facts["machine"]["os"] == "linux"
+    for row in facts["runs"]["matmul"]["data"]["results"]:
+        assert 0 < row["rel_error"] < 0.03
+
+
+def test_another_release_in_the_lock_fails_with_the_reinstall(cli, torch_venv, locks):
+    r = cli(["verify", "--python", str(torch_venv), "--lock", str(locks["older"]), "--checks", "lock", "--json"])
+    assert r.code == 1
+    (check,) = r.json()["checks"]
+    assert check["status"] == "fail"
+    assert "torch: lock 2.12.0+cpu, installed 2.13.0+cpu" in check["detail"]
+    assert f"`{torch_venv} -m pip install --force-reinstall torch==2.12.0+cpu" in check["fix"]
+    assert "--index-url https://download.pytorch.org/whl/cpu`" in check["fix"]
+
+
+def test_another_variant_in_the_lock_fails_with_its_index(cli, torch_venv, locks):
+    r = cli(["verify", "--python", str(torch_venv), "--lock", str(locks["cuda"]), "--checks", "lock,cuda_build", "--json"])
+    assert r.code == 1
+    checks = {c["name"]: c for c in r.json()["checks"]}
+    assert checks["cuda_build"]["status"] == "pass"
+    assert "variant: lock cu130, installed cpu" in checks["lock"]["detail"]
+    assert "torch==2.13.0+cu130" in checks["lock"]["fix"]
+    assert "--index-url https://download.pytorch.org/whl/cu130" in checks["lock"]["fix"]
+
+
+def test_saved_facts_replay_to_the_same_report(cli, torch_venv, locks, tmp_path):
+    saved = tmp_path / "facts.json"
+    live = cli(["verify", "--python", str(torch_venv.parent.parent), "--skip", "torch_compile",
+                "--save-facts", str(saved), "--json"])
+    assert live.code == 0, live.err
+    replay = cli(["verify", "--facts", str(saved), "--skip", "torch_compile", "--json"])
+    assert replay.code == 0
+    assert replay.json()["checks"] == live.json()["checks"]
+    assert json.loads(saved.read_text())["runs"]["distributed"]["outcome"] == "ok"
+
+
+def test_text_report(cli, torch_venv):
+    r = cli(["verify", "--python", str(torch_venv), "--checks", "import_torch,matmul,stream_sync"])
+    assert r.code == 0
+    assert r.out.splitlines()[0] == f"envcheck verify — {torch_venv} (Python {r.out.split('(Python ')[1].split(')')[0]}), torch 2.13.0+cpu"
+    assert " PASS matmul" in r.out and " SKIP stream_sync" in r.out
+    assert "3 checks: 2 passed, 0 warning(s), 1 skipped, 0 failed" in r.out
