@@ -88,21 +88,9 @@ def run(
     argv = tuple(str(a) for a in argv)
     name = os.path.basename(argv[0]) if argv else "?"
     start = time.monotonic()
-    exe = argv[0] if os.path.sep in argv[0] else which(argv[0], (env or os.environ).get("PATH"))
-    if exe is None or not os.path.exists(exe):
-        return Result(argv, None, "", "", 0.0, f"{name} not found")
-    try:
-        proc = subprocess.Popen(
-            (exe,) + argv[1:],
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            start_new_session=os.name == "posix",
-        )
-    except OSError as exc:
-        return Result(argv, None, "", "", time.monotonic() - start, f"{name} could not start: {exc.strerror or exc}")
+    proc, error = _spawn(argv, env, cwd, stdin_pipe=input is not None)
+    if proc is None:
+        return Result(argv, None, "", "", time.monotonic() - start, error)
     try:
         out, err = proc.communicate(input=input.encode() if input is not None else None, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -118,6 +106,33 @@ def run(
     elif rc != 0:
         error = f"{name} exited with status {rc}"
     return Result(argv, rc, _text(out), _text(err), seconds, error)
+
+
+def _spawn(
+    argv: Tuple[str, ...], env: Optional[Mapping[str, str]], cwd: Optional[str], stdin_pipe: bool
+) -> "Tuple[Optional[subprocess.Popen[bytes]], str]":
+    """Start ``argv`` in its own process group with piped stdout/stderr.
+
+    Returns:
+        ``(process, "")``, or ``(None, reason)`` when the program is missing or cannot start.
+    """
+    name = os.path.basename(argv[0]) if argv else "?"
+    exe = argv[0] if os.path.sep in argv[0] else which(argv[0], (env or os.environ).get("PATH"))
+    if exe is None or not os.path.exists(exe):
+        return None, f"{name} not found"
+    try:
+        proc = subprocess.Popen(
+            (exe,) + argv[1:],
+            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=os.name == "posix",
+        )
+    except OSError as exc:
+        return None, f"{name} could not start: {exc.strerror or exc}"
+    return proc, ""
 
 
 def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
@@ -302,20 +317,7 @@ def start(
     already at EOF and whose :meth:`Stream.finish` says why. Always call ``finish()``.
     """
     argv = tuple(str(a) for a in argv)
-    name = os.path.basename(argv[0]) if argv else "?"
-    exe = argv[0] if os.path.sep in argv[0] else which(argv[0], (env or os.environ).get("PATH"))
-    if exe is None or not os.path.exists(exe):
-        return Stream(argv, None, f"{name} not found")
-    try:
-        proc = subprocess.Popen(
-            (exe,) + argv[1:],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            start_new_session=os.name == "posix",
-        )
-    except OSError as exc:
-        return Stream(argv, None, f"{name} could not start: {exc.strerror or exc}")
+    proc, error = _spawn(argv, env, cwd, stdin_pipe=False)
+    if proc is None:
+        return Stream(argv, None, error)
     return Stream(argv, proc)

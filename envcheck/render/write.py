@@ -15,8 +15,10 @@ from typing import Dict, List
 from envcheck.errors import OutputExistsError, UsageError
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (UTF-8, ``\\n`` line ends)."""
+def write_temp_beside(path: Path, text: str) -> Path:
+    """Write ``text`` (UTF-8, ``\\n`` line ends, flushed to disk) to a new temporary file in
+    ``path``'s folder, with ``path``'s permissions (0644 for a new file); the caller moves it into
+    place with :func:`os.replace`. The temporary file is removed if writing fails."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
     try:
@@ -24,17 +26,28 @@ def write_atomic(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o644)
+        os.chmod(tmp, (path.stat().st_mode & 0o7777) if path.exists() else 0o644)
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return Path(tmp)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (UTF-8, ``\\n`` line ends)."""
+    tmp = write_temp_beside(path, text)
+    try:
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink(tmp)
         raise
+
+
+def _unlink(p: "os.PathLike[str] | str") -> None:
+    try:
+        os.unlink(p)
+    except OSError:
+        pass
 
 
 def write_outputs(directory: Path, files: Dict[str, str], force: bool = False) -> List[Path]:

@@ -18,6 +18,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
+from envcheck.render.write import write_temp_beside
 from envcheck.errors import IndexFetchError, UsageError
 from envcheck.matrix.model import IndexUpdate, IndexWheels, vkey
 from envcheck.update.data import split_ref
@@ -218,20 +219,6 @@ def diff(old: Optional[Sequence[IndexWheels]], new: Sequence[IndexWheels]) -> Ch
     return ch
 
 
-def _temp_beside(target: Path, text: str) -> Path:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, (target.stat().st_mode & 0o7777) if target.exists() else 0o644)
-    except BaseException:
-        _unlink(Path(tmp))
-        raise
-    return Path(tmp)
-
-
 def _unlink(p: Path) -> None:
     try:
         os.unlink(p)
@@ -268,7 +255,7 @@ def replace_all(directory: Path, texts: Dict[str, str]) -> List[Path]:
     done: List[str] = []
     try:
         for name, text in texts.items():
-            temps[name] = _temp_beside(directory / name, text)
+            temps[name] = write_temp_beside(directory / name, text)
         try:
             for name, tmp in temps.items():
                 target = directory / name
