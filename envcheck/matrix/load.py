@@ -272,6 +272,9 @@ SPECS: Dict[Type[Any], Spec] = {
         "first_cuda": (lambda c: _version(c, allow_empty=True), True),
         "last_cuda": (lambda c: _version(c, allow_empty=True), False),
         "sbsa_from_cuda": (lambda c: _version(c, allow_empty=True), False),
+        "driver_min_linux": (lambda c: _version(c, allow_empty=True), False),
+        "driver_min_windows": (lambda c: _version(c, allow_empty=True), False),
+        "driver_last_branch": (lambda c: _pattern(c, re.compile(r"[0-9]{3}"), "a driver branch like '580'"), False),
     },
     m.Gpu: {
         "name": (_str, True),

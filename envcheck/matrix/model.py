@@ -166,6 +166,9 @@ class NvArch(Sourced):
     first_cuda: str = ""
     last_cuda: str = ""
     sbsa_from_cuda: str = ""  # Jetson: first CUDA whose standard aarch64 (SBSA) builds run on it
+    driver_min_linux: str = ""  # lowest driver build known to drive GPUs of this arch
+    driver_min_windows: str = ""
+    driver_last_branch: str = ""  # last driver branch that supports the arch ("470", "580")
 
     @property
     def major_minor(self) -> Tuple[int, int]:

@@ -182,8 +182,16 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
     def better(c: Candidate) -> bool:
         return chosen is None or release_index[c.release.version] < release_index[chosen.release.version]
 
+    from envcheck.resolve.rules import gpu_driver_problem
+
+    too_new = False
+    for g in machine.gpus_of("nvidia"):
+        problem = gpu_driver_problem(ctx, g)
+        if problem:
+            out.append(f"fix the NVIDIA driver first — {problem}")
+            too_new = too_new or "no longer drives" in problem
     driver_only = [c for c in res.rejected if _only(c, {"driver"}) and better(c)]
-    if driver_only:
+    if driver_only and not too_new:
         best = sorted(driver_only, key=lambda c: rank_key(c, release_index, machine))[0]
         full, floor = best.fit.get("driver_full"), best.fit.get("driver_floor")
         if best.build.backend == "cuda" and full:

@@ -382,6 +382,38 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
                       f"compute capability {major}.{minor}): {why}{hint}")
 
 
+def gpu_driver_problem(ctx: Context, g: GpuDevice) -> Optional[str]:
+    """Why the machine's NVIDIA driver cannot drive ``g`` at all, or ``None``.
+
+    The range is the architecture's (matrices/cuda.toml ``driver_min_*``, ``driver_last_branch``):
+    NVIDIA adds an architecture in one driver branch and moves it to a legacy branch later. A
+    branch spans its Windows builds too (R580 runs 580.88 … 582.xx), so branch = major rounded
+    down to the ten.
+    """
+    drv = ctx.machine.nvidia_driver
+    row = ctx.matrix.nv_arch(g.arch)
+    if not drv or row is None or ctx.machine.tegra:
+        return None
+    side = "Windows" if ctx.windows_driver else "Linux"
+    low = row.driver_min_windows if ctx.windows_driver else row.driver_min_linux
+    if low and vkey(drv) < vkey(low):
+        return (f"{side} driver {drv} cannot drive the {g.name}: {row.family} ({g.arch}) is supported "
+                f"from {low}")
+    last = row.driver_last_branch
+    if last and (vkey(drv).release[0] // 10) * 10 > int(last):
+        return (f"{side} driver {drv} no longer drives the {g.name}: R{last} is the last driver branch "
+                f"for {row.family} ({g.arch}); install an R{last} driver")
+    return None
+
+
+def _nvidia_driver_for_gpu(c: Candidate, ctx: Context, g: GpuDevice) -> None:
+    if c.build.tegra:
+        return
+    problem = gpu_driver_problem(ctx, g)
+    if problem:
+        c.add("driver", problem)
+
+
 def check_gpus(c: Candidate, ctx: Context) -> None:
     """Every GPU the machine asks to be served must be served by this build."""
     m = ctx.machine
@@ -415,6 +447,7 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
                              f"{BACKEND_NAMES.get(need or '', need)})")
             continue
         if g.vendor == "nvidia":
+            _nvidia_driver_for_gpu(c, ctx, g)
             _nvidia_arch(c, ctx, g)
         elif g.vendor == "amd":
             if not b.gfx:

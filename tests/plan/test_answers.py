@@ -155,13 +155,34 @@ def test_32_bit_windows_python_has_no_build_at_all(matrix):
     assert all(any("32-bit" in r.message and "64-bit" in r.message for r in x.reasons) for x in res.candidates)
 
 
-def test_rtx_4090_with_driver_470_gets_cu118_under_minor_version_compatibility(matrix):
-    res = plan_for(matrix, gpus=["RTX 4090"], driver="470.86")
+def test_driver_470_gets_cu118_under_minor_version_compatibility(matrix):
+    # Ampere runs on R470: no CUDA 12 build (they need ≥ 525.60.13), cu118 with the minor-version warning
+    res = plan_for(matrix, gpus=["RTX 3090"], driver="470.86")
     c = res.chosen
     assert c.build.cuda.startswith("11.")
     assert any(w.code == "driver" and "minor-version compatibility" in w.message for w in c.warnings)
     assert not [x for x in res.accepted if x.build.cuda and x.build.cuda.startswith(("12.", "13."))]
     assert any("upgrade the NVIDIA driver" in a for a in res.alternatives)
+
+
+def test_rtx_4090_with_driver_470_cannot_work_at_all(matrix):
+    # The example expected cu118 here; NVIDIA's sources decide otherwise: Ada (sm_89) is
+    # driven from R520 (520.56.06) — R470 does not know the GPU, so no CUDA build can run.
+    row = matrix.nv_arch("sm_89")
+    res = plan_for(matrix, gpus=["RTX 4090"], driver="470.86")
+    assert res.chosen is None
+    cuda = [x for x in res.candidates if x.build.backend == "cuda" and "linux-x86_64" in x.build.platforms]
+    assert cuda and all(any(row.driver_min_linux in r.message for r in x.reasons if r.code == "driver") for x in cuda)
+    assert any("fix the NVIDIA driver" in a and row.driver_min_linux in a for a in res.alternatives)
+
+
+def test_a_driver_past_the_last_branch_is_named(matrix):
+    res = plan_for(matrix, gpus=["GTX 1080 Ti"], driver="595.58.03")
+    assert res.chosen is None
+    assert any("R580" in a for a in res.alternatives)
+    assert not any("upgrade the NVIDIA driver" in a for a in res.alternatives)
+    ok = plan_for(matrix, gpus=["GTX 1080 Ti"], driver="582.28")  # a Windows-numbered R580 build
+    assert not any("no longer drives" in r.message for x in ok.candidates for r in x.reasons)
 
 
 def test_macos_arm64_gets_the_pypi_wheel_with_mps_and_its_floor(matrix):
