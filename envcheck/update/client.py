@@ -7,7 +7,9 @@
   :data:`MAX_REDIRECTS` times (a loop fails with a clear message).
 * TLS certificates are always verified (``REQUESTS_CA_BUNDLE`` / ``SSL_CERT_FILE`` are honoured by
   requests for private CAs); there is no switch to turn that off.
-* A body shorter than its ``Content-Length`` is an error (urllib3 2 enforces the length).
+* A body shorter than its ``Content-Length`` is an error (urllib3 2 enforces the length); a body
+  over :data:`MAX_PAGE_BYTES`, or one that takes longer than ``timeout`` × 4 in all (a server that
+  trickles bytes), is an error too.
 
 Every failure raises :class:`envcheck.errors.IndexFetchError` (exit 1) naming the URL.
 """
@@ -32,6 +34,20 @@ __all__ = ["IndexClient", "Page", "ACCEPT", "MAX_REDIRECTS"]
 ACCEPT = f"{JSON_TYPE}, text/html;q=0.1"
 MAX_REDIRECTS = 10
 RETRY_STATUS = (429, 500, 502, 503, 504)
+#: The largest page read (the real torch listing is ~0.8 MiB as HTML): a server that sends more is
+#: refused rather than read into memory.
+MAX_PAGE_BYTES = 64 * 1024 * 1024
+#: The longest Retry-After honoured, in seconds; a longer one fails at once with the server's answer.
+MAX_RETRY_AFTER = 30.0
+
+
+class _CappedRetry(Retry):
+    """urllib3's Retry, but a server's Retry-After never makes envcheck sleep longer than
+    :data:`MAX_RETRY_AFTER` seconds."""
+
+    def get_retry_after(self, response):  # type: ignore[no-untyped-def]
+        wait = super().get_retry_after(response)
+        return None if wait is None else min(wait, MAX_RETRY_AFTER)
 
 
 @dataclass(frozen=True)
@@ -62,16 +78,23 @@ class IndexClient:
     """
 
     def __init__(self, timeout: float = 30.0, retries: int = 3, backoff: float = 0.5):
+        import math
+
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+            from envcheck.errors import UsageError
+
+            raise UsageError(f"--timeout {timeout!r}: expected a number of seconds > 0")
         self.timeout = timeout
         self.retries = retries
         self.session = requests.Session()
         self.session.max_redirects = MAX_REDIRECTS
         self.session.headers.update({"Accept": ACCEPT, "User-Agent": f"envcheck/{__version__}"})
-        retry = Retry(
+        retry = _CappedRetry(
             total=retries, connect=retries, read=retries, status=retries, redirect=MAX_REDIRECTS,
             backoff_factor=backoff, status_forcelist=RETRY_STATUS, allowed_methods=frozenset({"GET"}),
             raise_on_status=False, respect_retry_after_header=True,
         )
+
         adapter = HTTPAdapter(max_retries=retry)
         self.session.mount("https://", adapter)
         self.session.mount("http://", adapter)
@@ -92,9 +115,8 @@ class IndexClient:
             IndexFetchError: timeout, connection error, HTTP error status, redirect loop, truncated
                 body, a content type that is neither PEP 691 JSON nor HTML, or an unparsable page.
         """
-        resp = self._get(url)
+        resp, body = self._get(url)
         ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        body = resp.content
         text = body.decode(resp.encoding or "utf-8", errors="replace")
         try:
             if ctype == JSON_TYPE:
@@ -110,16 +132,22 @@ class IndexClient:
             raise IndexFetchError(f"{url}: {exc}") from None
         return Page(url, resp.url, kind, tuple(links), len(body))
 
-    def _get(self, url: str) -> requests.Response:
+    def _read_body(self, url: str, resp: requests.Response) -> bytes:
+        return _read_body_with_deadline(self, url, resp)
+
+    def _get(self, url: str) -> Tuple[requests.Response, bytes]:
         tries = f" (after {self.retries} retr{'y' if self.retries == 1 else 'ies'})" if self.retries else ""
         try:
-            resp = self.session.get(url, timeout=self.timeout)
+            resp = self.session.get(url, timeout=self.timeout, stream=True)
             if resp.status_code >= 400:
                 hint = " (no such project page on this index?)" if resp.status_code == 404 else ""
                 again = tries if resp.status_code in RETRY_STATUS else ""
+                wait = resp.headers.get("Retry-After", "")
+                if wait.isdigit() and float(wait) > MAX_RETRY_AFTER:
+                    hint += f" (the server asks to retry after {wait} s)"
+                resp.close()
                 raise IndexFetchError(f"{url}: HTTP {resp.status_code} {resp.reason}{again}{hint}")
-            resp.content  # read the whole body now, inside the try (a short body raises here)
-            return resp
+            return resp, self._read_body(url, resp)
         except requests.exceptions.TooManyRedirects:
             raise IndexFetchError(f"{url}: more than {MAX_REDIRECTS} redirects (a redirect loop?)") from None
         except requests.exceptions.SSLError as exc:
@@ -127,11 +155,54 @@ class IndexClient:
         except requests.exceptions.ChunkedEncodingError as exc:
             raise IndexFetchError(f"{url}: the body ended early (truncated): {_reason(exc)}") from None
         except (requests.exceptions.Timeout, requests.exceptions.ConnectionError) as exc:
-            if isinstance(exc, requests.exceptions.Timeout) or isinstance(_root(exc), urllib3.exceptions.TimeoutError):
+            root = _root(exc)
+            refused = isinstance(root, (urllib3.exceptions.NewConnectionError, urllib3.exceptions.NameResolutionError)) \
+                if hasattr(urllib3.exceptions, "NameResolutionError") else isinstance(root, urllib3.exceptions.NewConnectionError)
+            if not refused and (isinstance(exc, requests.exceptions.Timeout)
+                                or isinstance(root, urllib3.exceptions.TimeoutError)):
                 raise IndexFetchError(f"{url}: no answer within {self.timeout:g} s (timed out){tries}") from None
             raise IndexFetchError(f"{url}: cannot connect{tries}: {_reason(exc)}") from None
         except requests.exceptions.RequestException as exc:
             raise IndexFetchError(f"{url}: {_reason(exc)}") from None
+
+
+def _read_body_with_deadline(client: "IndexClient", url: str, resp: requests.Response) -> bytes:
+    """The whole body, or :class:`IndexFetchError` when it exceeds :data:`MAX_PAGE_BYTES` or takes
+    longer than ``timeout`` × 4 in all — a watchdog closes the connection, because a server that
+    trickles a byte at a time never trips the per-read timeout."""
+    import threading
+
+    limit = client.timeout * 4
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        resp.close()
+
+    timer = threading.Timer(limit, expire)
+    timer.daemon = True
+    timer.start()
+    chunks, size = [], 0
+    try:
+        for chunk in resp.iter_content(chunk_size=1 << 16):  # a short body raises here
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_PAGE_BYTES:
+                raise IndexFetchError(f"{url}: the page is larger than {MAX_PAGE_BYTES >> 20} MiB; "
+                                      "not a simple-index project page?")
+    except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError,
+            AttributeError):
+        if expired.is_set():
+            raise IndexFetchError(f"{url}: the body did not arrive within {limit:g} s "
+                                  "(the server sends too slowly)") from None
+        raise
+    finally:
+        timer.cancel()
+        if size > MAX_PAGE_BYTES:
+            resp.close()
+    if expired.is_set():
+        raise IndexFetchError(f"{url}: the body did not arrive within {limit:g} s (the server sends too slowly)")
+    return b"".join(chunks)
 
 
 def _root(exc: BaseException) -> BaseException:

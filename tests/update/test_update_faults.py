@@ -181,3 +181,58 @@ def test_unwritable_folder_is_usage_error(cli, server, seeded, monkeypatch):
     r = _update(cli, server, seeded)
     assert r.code == 2 and "No space left on device" in r.err and "nothing was changed" in r.err
     assert snapshot(seeded) == before
+
+
+# -- hostile servers (a tester's findings) ---------------------------------------------------------
+
+def _trickle(h):
+    """Headers at once, then one byte every 0.1 s for ever (each read beats the timeout)."""
+    import time
+
+    h.send_response(200)
+    h.send_header("Content-Type", "text/html")
+    h.end_headers()
+    try:
+        for _ in range(600):
+            h.wfile.write(b"<")
+            h.wfile.flush()
+            time.sleep(0.1)
+    except OSError:
+        pass
+
+
+def test_a_trickling_server_hits_the_overall_deadline(cli, server, seeded):
+    server.routes["/whl/torch/"] = _trickle
+    _assert_fails(cli, server, seeded, 1, "did not arrive within", extra=("--timeout", "0.5", "--retries", "0"))
+
+
+def test_long_retry_after_is_capped(cli, server, seeded, monkeypatch):
+    import envcheck.update.client as client
+
+    monkeypatch.setattr(client, "MAX_RETRY_AFTER", 0.2)
+    server.routes["/whl/torch/"] = lambda h: send(h, 429, b"slow down", "text/plain", headers={"Retry-After": "100000"})
+    import time
+
+    t = time.monotonic()
+    _assert_fails(cli, server, seeded, 1, "HTTP 429", extra=("--retries", "1"))
+    assert time.monotonic() - t < 10
+
+
+def test_connection_refused_is_not_called_a_timeout(cli, seeded):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    before = snapshot(seeded)
+    r = cli(["matrix", "update", "--index", f"http://127.0.0.1:{port}/whl/", "--packages", "torch",
+             "--matrices", str(seeded), "--retries", "0"])
+    assert r.code == 1 and "cannot connect" in r.err and "timed out" not in r.err
+    assert snapshot(seeded) == before
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_non_finite_timeouts_are_usage_errors(cli, mx, value):
+    r = cli(["matrix", "update", "--timeout", value, "--matrices", str(mx)])
+    assert r.code == 2 and "--timeout" in r.err and "Traceback" not in r.err
