@@ -2,11 +2,17 @@
 
     nox -s tests              the README test command (what CI runs)
     nox -s slow               tests that install torch 2.14.1 (CUDA 13.0 build, ~5.5 GB)
+    nox -s docker             the tests that need a Docker engine (tests/docker, marked docker)
+    nox -s images             each [[ci_target]] of matrices/docker.toml: render, build, verify inside,
+                              .nox/reports/<target>.json (one target: nox -s "images(target='cpu')")
     nox -s benchmarks         print speed ratios against baselines measured in the same run
     nox -s update_matrices    refresh matrices/generated-index-*.toml from the real indexes (network)
 """
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import nox
 
@@ -26,6 +32,39 @@ def slow(session: nox.Session) -> None:
     """Tests marked slow (large installs)."""
     session.install("-e", ".[test]")
     session.run("pytest", "-m", "slow", *session.posargs)
+
+
+def ci_targets() -> list:
+    """The ``name`` of each ``[[ci_target]]`` in matrices/docker.toml (nox parametrizes before any
+    install, so this reads the file itself)."""
+    text = Path(__file__).resolve().parent.joinpath("matrices", "docker.toml").read_text(encoding="utf-8")
+    names = []
+    for block in text.split("[[ci_target]]")[1:]:
+        m = re.search(r'^name\s*=\s*"([^"]+)"', block.split("\n[[", 1)[0], re.M)
+        if m:
+            names.append(m.group(1))
+    return names
+
+
+@nox.session
+def docker(session: nox.Session) -> None:
+    """Tests that need a Docker engine (they skip, saying why, when none is reachable)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-m", "docker", "tests/docker", *session.posargs)
+
+
+@nox.session
+@nox.parametrize("target", ci_targets())
+def images(session: nox.Session, target: str) -> None:
+    """One CI image: render the target's plan, gather its wheels on the host, build it on the local
+    base (`envcheck docker base`, built only when absent), verify inside, and write
+    .nox/reports/<target>.json. A target whose wheels cannot be had here (ROCm) is rendered only
+    and its report says why; device checks skip without a GPU and say so."""
+    session.install("-e", ".")
+    session.run("envcheck", "docker", "base")
+    session.run("envcheck", "docker", "ci", target, "--base-image", "envcheck-base:bookworm",
+                "--report", f".nox/reports/{target}.json", *session.posargs,
+                env={"PIP_RETRIES": "1"})  # an unreachable index fails fast instead of retrying for minutes
 
 
 @nox.session

@@ -264,6 +264,20 @@ class Stream:
             self._killed_after = after
             _kill_group(self._proc)
 
+    def _rest(self, join: float) -> str:
+        """After the child ended: wait ``join`` seconds for the readers, return the unread stdout lines."""
+        for t in self._threads:
+            t.join(timeout=join)
+        rest = []
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                break
+            if line is not None:
+                rest.append(line + "\n")
+        return "".join(rest)
+
     def finish(self, timeout: float = 5.0) -> Result:
         """Wait for the child to end (killing it after ``timeout`` seconds) and describe how it ended.
 
@@ -280,16 +294,7 @@ class Stream:
         except subprocess.TimeoutExpired:
             self.kill(self._killed_after if self._killed_after is not None else timeout)
             self._proc.wait()
-        for t in self._threads:
-            t.join(timeout=2.0)
-        rest = []
-        while True:
-            try:
-                line = self._lines.get_nowait()
-            except queue.Empty:
-                break
-            if line is not None:
-                rest.append(line + "\n")
+        rest = self._rest(2.0)
         for stream in (self._proc.stdout, self._proc.stderr):
             if stream is not None:
                 stream.close()
@@ -302,7 +307,7 @@ class Stream:
             error = f"{name} was killed by {_signal_name(-rc)}"
         elif rc != 0:
             error = f"{name} exited with status {rc}"
-        return Result(self.argv, rc, "".join(rest), self.stderr_since(), seconds, error)
+        return Result(self.argv, rc, rest, self.stderr_since(), seconds, error)
 
 
 def start(

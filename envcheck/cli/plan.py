@@ -8,7 +8,7 @@ import sys
 
 from envcheck.errors import UsageError
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 HELP = "plan a PyTorch install for this machine or one you describe"
 
@@ -38,6 +38,29 @@ exit codes: 0 a build fits · 1 none fits (every candidate is listed with its re
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("plan", help=HELP, description=HELP, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_plan_arguments(p)
+    o = p.add_argument_group("output")
+    o.add_argument("--format", default=None, metavar="LIST",
+                   help="files to write with -o: pip (requirements.txt), conda (environment.yml), "
+                        "docker (Dockerfile), lock (envcheck.lock.toml), uv (pyproject.uv.toml) or all; "
+                        "default: pip,conda,docker,lock. Without -o, the files are printed")
+    o.add_argument("-o", "--output", metavar="DIR", help="write the files into DIR")
+    o.add_argument("--force", action="store_true", help="replace existing files in DIR")
+    o.add_argument("--mirror", action="append", default=[], metavar="URL",
+                   help="a mirror of https://download.pytorch.org/whl (or PREFIX=URL for another index); "
+                        "rewrites the index URLs in every file")
+    o.add_argument("--hashes", action="store_true",
+                   help="pin every wheel of the chosen build with --hash=sha256:… (needs `envcheck matrix "
+                        "update` data); install with `pip install --require-hashes --no-deps -r …` after "
+                        "the dependencies, or lock those too (uv pip compile --generate-hashes)")
+    o.add_argument("--json", action="store_true", help="print the plan and every candidate as JSON")
+    o.add_argument("--explain", action="store_true", help="list every candidate with its reasons")
+    o.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    p.set_defaults(run=run)
+
+
+def add_plan_arguments(p: Any) -> None:
+    """The target-machine and what-to-install flags (shared by ``plan`` and ``docker build``)."""
     t = p.add_argument_group("the target machine (default: this one)")
     t.add_argument("--gpu", action="append", nargs="+", default=[], metavar="NAME",
                    help="a GPU by name: 7900xtx, \"RTX 4090\", H100, MI300X, \"GTX 1080 Ti\"…, or by "
@@ -61,24 +84,6 @@ def add_parser(sub: Any) -> None:
                    help="auto (default), cpu, cuda, cuXYZ (cu128), rocm, rocmX.Y (rocm6.3), xpu, mps")
     r.add_argument("--compile", action="store_true",
                    help="require torch.compile to work (reject releases whose Dynamo lacks the Python)")
-    o = p.add_argument_group("output")
-    o.add_argument("--format", default=None, metavar="LIST",
-                   help="files to write with -o: pip (requirements.txt), conda (environment.yml), "
-                        "docker (Dockerfile), lock (envcheck.lock.toml), uv (pyproject.uv.toml) or all; "
-                        "default: pip,conda,docker,lock. Without -o, the files are printed")
-    o.add_argument("-o", "--output", metavar="DIR", help="write the files into DIR")
-    o.add_argument("--force", action="store_true", help="replace existing files in DIR")
-    o.add_argument("--mirror", action="append", default=[], metavar="URL",
-                   help="a mirror of https://download.pytorch.org/whl (or PREFIX=URL for another index); "
-                        "rewrites the index URLs in every file")
-    o.add_argument("--hashes", action="store_true",
-                   help="pin every wheel of the chosen build with --hash=sha256:… (needs `envcheck matrix "
-                        "update` data); install with `pip install --require-hashes --no-deps -r …` after "
-                        "the dependencies, or lock those too (uv pip compile --generate-hashes)")
-    o.add_argument("--json", action="store_true", help="print the plan and every candidate as JSON")
-    o.add_argument("--explain", action="store_true", help="list every candidate with its reasons")
-    o.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
-    p.set_defaults(run=run)
 
 
 TARGET_FLAGS = ("gpu", "wsl", "os", "arch", "glibc", "distro", "macos")
@@ -193,31 +198,43 @@ def plan_json(res: Any, plan: Any, files: List[str]) -> Dict[str, Any]:
     }
 
 
-def run(args: argparse.Namespace) -> int:
-    from envcheck.matrix import load_matrix
-    from envcheck.render import parse_formats, render
-    from envcheck.render.write import write_outputs
-    from envcheck.resolve import Request, resolve
-    from envcheck.resolve.plan import make_plan, parse_mirrors
+def resolve_args(args: argparse.Namespace, mirrors: Any = (), hashes: bool = False) -> Tuple[Any, Any, Any]:
+    """The flags of :func:`add_plan_arguments` (and ``--matrices``) → ``(matrix, resolution, plan)``;
+    the plan is ``None`` when no build fits.
 
-    args.format_given = args.format is not None
-    formats = parse_formats(args.format or "pip,conda,docker,lock")
-    mirrors = parse_mirrors(args.mirror)
+    Raises:
+        UsageError: a bad flag, unknown GPU, a --torch/--backend the matrix does not know (exit 2).
+    """
+    from envcheck.matrix import load_matrix
+    from envcheck.resolve import Request, resolve
+    from envcheck.resolve.plan import make_plan
+
     request = Request(
         torch=Request.parse_torch(args.torch) if args.torch else None,
         torch_text=args.torch or "",
         backend=Request.parse_backend(args.backend),
         compile=args.compile,
     )
-    if args.output is not None:
-        if not args.output.strip():
-            raise UsageError("-o: give a folder to write into (-o out/)")
-        args.output = Path(args.output)
     matrix = load_matrix(args.matrices)
     check_request(request, matrix)
     machine = build_machine(args, matrix)
     res = resolve(machine, request, matrix)
-    plan = make_plan(res, matrix, mirrors, hashes=args.hashes)
+    return matrix, res, make_plan(res, matrix, mirrors, hashes=hashes)
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck.render import parse_formats, render
+    from envcheck.render.write import write_outputs
+    from envcheck.resolve.plan import parse_mirrors
+
+    args.format_given = args.format is not None
+    formats = parse_formats(args.format or "pip,conda,docker,lock")
+    mirrors = parse_mirrors(args.mirror)
+    if args.output is not None:
+        if not args.output.strip():
+            raise UsageError("-o: give a folder to write into (-o out/)")
+        args.output = Path(args.output)
+    _, res, plan = resolve_args(args, mirrors, hashes=args.hashes)
     args.exit_code = 0 if plan is not None else 1
     written: List[str] = []
     if plan is not None and args.output:

@@ -116,9 +116,14 @@ def find_interpreter(text: Optional[str]) -> str:
     return str(p.absolute())
 
 
-def run(args: argparse.Namespace) -> int:
+def selected_checks(args: argparse.Namespace) -> List[str]:
+    """The checks ``--checks``/``--skip`` leave, in report order; ``--timeout`` checked too.
+
+    Raises:
+        UsageError: an unknown check, none left, or a timeout that is not positive.
+    """
     from envcheck.errors import UsageError
-    from envcheck.verify.facts import CHECKS, probes_for
+    from envcheck.verify.facts import CHECKS
 
     wanted = parse_checks(args.checks, "--checks") or list(CHECKS)
     skip = set(parse_checks(args.skip, "--skip"))
@@ -127,6 +132,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--checks/--skip leave no check to run")
     if args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    return checks
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck.verify.facts import probes_for
+
+    checks = selected_checks(args)
     if args.save_facts and args.save_facts.exists() and not args.force:
         from envcheck.errors import OutputExistsError
 
@@ -147,33 +159,46 @@ def run(args: argparse.Namespace) -> int:
         matrix = load_matrix(args.matrices)
     else:
         python = find_interpreter(args.python)
-        facts, matrix, machine = _collect_live(python, probes_for(checks), args)
+        facts, matrix, machine = collect_live(python, probes_for(checks), args)
+    return report(args, facts, lock, machine, matrix, checks, t0)
+
+
+def report(args: argparse.Namespace, facts: Any, lock: Any, machine: Any, matrix: Any, checks: List[str],
+           t0: float, extra: Optional[dict] = None) -> int:
+    """Diagnose ``facts``, save them (``--save-facts``), print the report (or ``--json``, with
+    ``extra`` keys added to the object); returns the exit code: 1 if a check failed, else 0."""
     from envcheck.verify.diagnose import diagnose
 
     results = diagnose(facts, lock, machine, matrix, checks)
     elapsed = time.monotonic() - t0
-    if args.save_facts:
+    if getattr(args, "save_facts", None):
         from envcheck.render.write import write_atomic
 
         write_atomic(args.save_facts, json.dumps(facts.to_dict(), indent=1) + "\n")
+    args.exit_code = 1 if any(c.status == "fail" for c in results) else 0
     if args.json:
-        json.dump({"checks": [c.to_dict() for c in results], "facts": facts.to_dict()}, sys.stdout, indent=1)
+        doc = {"checks": [c.to_dict() for c in results], "facts": facts.to_dict(), **(extra or {})}
+        json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         print_report(results, facts, elapsed, args)
-    return 1 if any(c.status == "fail" for c in results) else 0
+    return args.exit_code
 
 
-def _collect_live(python: str, probes: List[str], args: argparse.Namespace):
-    """Start the worker first, then load the matrix and probe the machine while torch imports."""
+def collect_live(python: str, probes: List[str], args: argparse.Namespace, start: Any = None):
+    """Start the worker first, then load the matrix and probe the machine while torch imports.
+
+    ``start`` is the runner seam for the worker (default :func:`envcheck.runner.start`; ``envcheck
+    docker verify`` passes one that runs it in a container)."""
     from envcheck.verify.collect import collect
 
     out: dict = {}
     status = _Progress(len(probes)) if sys.stderr.isatty() and not os.environ.get("CI") else None
+    seam = {"start": start} if start is not None else {}
 
     def work() -> None:
         try:
-            out["facts"] = collect(python, probes, args.timeout, progress=status.update if status else None)
+            out["facts"] = collect(python, probes, args.timeout, progress=status.update if status else None, **seam)
         except BaseException as exc:  # re-raised in the main thread
             out["error"] = exc
 

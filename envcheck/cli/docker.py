@@ -1,0 +1,410 @@
+"""``envcheck docker`` — build an image from a plan, verify an image from inside, CI images."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+HELP = "build a Docker image from a plan and verify it from inside"
+
+EPILOG = """\
+examples:
+  envcheck docker build --backend cpu --torch 2.13.0 --python 3.11 --os linux
+  envcheck docker build --lock out/envcheck.lock.toml --tag team/torch:prod
+  envcheck docker build --lock out/envcheck.lock.toml --wheelhouse wheels/   air-gapped: wheels from the host
+  envcheck docker verify envcheck/torch:2.13.0-cpu           run verify's checks inside the image
+  envcheck docker verify team/torch:prod --lock out/envcheck.lock.toml --json
+  envcheck docker base                                        the local Debian base (no registry needed)
+  envcheck docker ci cpu --report .nox/reports/cpu.json       one CI target of matrices/docker.toml
+
+The engine is the one the docker CLI would use (DOCKER_HOST, or /var/run/docker.sock).
+exit codes: 0 ok · 1 a check failed, the build failed, or no engine · 2 bad input
+"""
+
+BUILD_EPILOG = """\
+examples:
+  envcheck docker build --backend cpu --torch 2.13.0 --python 3.11 --os linux
+  envcheck docker build --gpu "RTX 4090" --torch 2.7 --tag me/torch:cu128
+  envcheck docker build --lock envcheck.lock.toml --wheelhouse wheels/ --packages torch
+  envcheck docker build --lock envcheck.lock.toml --base-image envcheck-base:bookworm --wheelhouse wheels/
+
+The Dockerfile is the one `envcheck plan --format docker` prints. --wheelhouse DIR: wheels from the
+host, installed with pip --no-index (nothing is fetched during the build); an empty or new DIR is
+filled with `pip download` of the plan's pins for the image's Python and glibc. The image is
+labelled with what it holds (io.envcheck.lock: the lock of exactly what was installed), which
+`envcheck docker verify` compares against.
+
+A failed build leaves no container and no intermediate image behind (unless --keep).
+exit codes: 0 built · 1 no build fits, wheels missing, build failed, no engine · 2 bad input
+"""
+
+VERIFY_EPILOG = """\
+examples:
+  envcheck docker verify envcheck/torch:2.13.0-cpu
+  envcheck docker verify me/torch:cu128 --lock envcheck.lock.toml --json > report.json
+  envcheck docker verify me/torch:cu128 --checks import_torch,cuda_build,matmul --timeout 30
+
+Each check runs in a fresh container of IMAGE (nothing of envcheck is installed in it: the
+collector script is copied in), with the device flags the lock's build needs (matrices/docker.toml:
+a GPU request for NVIDIA, /dev/kfd + /dev/dri for ROCm, /dev/dxg on WSL) — only those this host
+has; the others are listed as skipped. Without --lock, the lock in the image's io.envcheck.lock
+label is used. The checks and the report are `envcheck verify`'s; a hung check's container is
+killed and removed. Every container is removed at the end unless --keep.
+
+exit codes: 0 every check passed · 1 a check failed, or no engine/image · 2 bad input
+"""
+
+PLAN_FLAGS = ("gpu", "wsl", "os", "arch", "driver", "python", "glibc", "distro", "macos", "machine", "torch", "compile")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("docker", help=HELP, description=HELP + ".", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = p.add_subparsers(dest="docker_command", metavar="ACTION", parser_class=type(p))
+    p.set_defaults(run=lambda args: _usage(p))
+    _add_build(d)
+    _add_verify(d)
+    _add_base(d)
+    _add_ci(d)
+
+
+def _usage(p: argparse.ArgumentParser) -> int:
+    p.print_help(sys.stderr)
+    return 2
+
+
+def _add_build(d: Any) -> None:
+    from envcheck.cli.plan import add_plan_arguments
+
+    b = d.add_parser("build", help="build the image a plan describes", description="Build the image a plan "
+                     "describes (from a lock file or plan flags) through the Docker engine.", epilog=BUILD_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    b.add_argument("--lock", metavar="FILE", type=Path, help="build the plan this envcheck.lock.toml records")
+    add_plan_arguments(b)
+    o = b.add_argument_group("image")
+    o.add_argument("--tag", metavar="T", help="image tag (default: envcheck/torch:<torch version>, e.g. 2.13.0-cpu)")
+    o.add_argument("--base-image", metavar="IMAGE",
+                   help="FROM this image instead of the plan's (e.g. envcheck-base:bookworm from `envcheck docker base`)")
+    o.add_argument("--wheelhouse", metavar="DIR", type=Path,
+                   help="install from wheels on the host (pip --no-index); an empty DIR is filled by pip download")
+    o.add_argument("--packages", metavar="LIST",
+                   help="only these of the plan's pins (comma-separated, e.g. torch when no torchvision wheel is at hand)")
+    o.add_argument("--mirror", action="append", default=[], metavar="URL",
+                   help="a mirror of https://download.pytorch.org/whl (as `envcheck plan --mirror`)")
+    o.add_argument("--keep", action="store_true", help="keep the containers and images of a failed build (to debug it)")
+    o.add_argument("--json", action="store_true", help="print {tag, id, base_image, pins, wheels, notes, seconds, dockerfile}")
+    o.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    b.set_defaults(run=run_build)
+
+
+def _add_verify(d: Any) -> None:
+    from envcheck.verify.facts import CHECKS
+
+    v = d.add_parser("verify", help="run verify's checks inside an image", description="Run `envcheck verify`'s "
+                     "checks inside containers of IMAGE and print the same report.", epilog=VERIFY_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    v.add_argument("image", metavar="IMAGE", help="an image tag or id on the engine")
+    v.add_argument("--lock", metavar="FILE", type=Path,
+                   help="compare with this envcheck.lock.toml (default: the image's io.envcheck.lock label)")
+    v.add_argument("--checks", metavar="LIST", help=f"only these checks: {', '.join(CHECKS)}")
+    v.add_argument("--skip", metavar="LIST", help="leave these checks out (e.g. torch_compile)")
+    v.add_argument("--timeout", metavar="S", type=float, default=60.0,
+                   help="seconds per check before it counts as hung (import ×2, torch_compile ×5); default 60")
+    v.add_argument("--python", metavar="PATH",
+                   help="the interpreter inside the image (default: the first of python3, python, "
+                        "/opt/venv/bin/python that has torch)")
+    v.add_argument("--keep", action="store_true", help="keep the containers (to inspect them)")
+    v.add_argument("--json", action="store_true", help="print {checks: [...], facts: {...}, docker: {...}}")
+    v.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    v.set_defaults(run=run_verify, save_facts=None)
+
+
+def _add_base(d: Any) -> None:
+    from envcheck.docker.base import TAG
+
+    b = d.add_parser("base", help="build the local Debian base image (debootstrap + docker import)",
+                     description="Build a local base image where no registry is reachable: Debian bookworm "
+                     "minbase with python3 (3.11) in /opt/venv and gcc/g++, via debootstrap and docker import. "
+                     "Built only when absent (or from an older recipe). Needs root and debootstrap.")
+    b.add_argument("--tag", default=TAG, help=f"image tag (default {TAG})")
+    b.add_argument("--mirror", metavar="URL", help="Debian mirror for debootstrap (default: deb.debian.org)")
+    b.add_argument("--force", action="store_true", help="build even if the image exists")
+    b.add_argument("--json", action="store_true", help="print {tag, id, built, recipe}")
+    b.set_defaults(run=run_base)
+
+
+def _add_ci(d: Any) -> None:
+    c = d.add_parser("ci", help="render, build and verify one CI target of matrices/docker.toml",
+                     description="One [[ci_target]] of matrices/docker.toml: render its plan, gather its wheels "
+                     "(pip download into --wheelhouse-root/TARGET), build, verify inside and write the JSON "
+                     "report. A target whose wheels cannot be had here is rendered only, and the report says why.")
+    c.add_argument("target", metavar="TARGET", help="a ci_target name (cpu, cu130, rocm …)")
+    c.add_argument("--report", metavar="FILE", type=Path, help="write the JSON report here")
+    c.add_argument("--base-image", metavar="IMAGE", help="FROM this image (e.g. envcheck-base:bookworm)")
+    c.add_argument("--wheelhouse-root", metavar="DIR", type=Path, default=Path(".nox/wheelhouse"),
+                   help="wheels are gathered in DIR/TARGET (kept between runs); default .nox/wheelhouse")
+    c.add_argument("--timeout", metavar="S", type=float, default=120.0, help="seconds per verify check (default 120)")
+    c.add_argument("--skip", metavar="LIST", help="verify checks to leave out")
+    c.add_argument("--keep-image", action="store_true", help="keep the image after verifying it")
+    c.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    c.set_defaults(run=run_ci, checks=None, python=None, keep=False, json=False, save_facts=None, lock=None)
+
+
+# -- progress -------------------------------------------------------------------------------------
+
+def _say() -> Any:
+    """Progress lines on stderr: build steps bold, the rest dim."""
+    from rich.markup import escape
+
+    from envcheck.cli.output import console
+
+    con = console(stderr=True)
+
+    def say(line: str) -> None:
+        style = "bold" if line.startswith("Step ") else "dim"
+        line = line if len(line) <= 200 else line[:199] + "…"  # the lock label is long
+        con.print(f"[{style}]{escape(line)}[/]")
+    return say
+
+
+# -- build ----------------------------------------------------------------------------------------
+
+def _plan(args: argparse.Namespace) -> Any:
+    """``(matrix, plan)`` from --lock or the plan flags.
+
+    Raises:
+        UsageError: both given, or bad flags; NoCompatibleBuild: no build fits (exit 1).
+    """
+    from envcheck.errors import NoCompatibleBuild, UsageError
+    from envcheck.resolve.plan import parse_mirrors
+
+    mirrors = parse_mirrors(args.mirror)
+    flags = [f for f in PLAN_FLAGS if getattr(args, f)] + (["backend"] if args.backend != "auto" else [])
+    if args.lock:
+        if flags or mirrors:
+            raise UsageError("--lock builds the plan the lock records: leave out " + ", ".join(
+                f"--{f}" for f in flags + (["mirror"] if mirrors else [])))
+        from envcheck.docker.source import plan_from_lock_file
+        from envcheck.matrix import load_matrix
+
+        matrix = load_matrix(args.matrices)
+        return matrix, plan_from_lock_file(args.lock, matrix)
+    from envcheck.cli.plan import resolve_args
+
+    matrix, _, plan = resolve_args(args, mirrors)
+    if plan is None:
+        raise NoCompatibleBuild("no build fits these flags: `envcheck plan --explain` with the same flags lists "
+                                "every candidate and why it was rejected")
+    return matrix, plan
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from envcheck.docker.build import build_from_plan
+    from envcheck.docker.engine import connect
+
+    matrix, plan = _plan(args)
+    packages = [p for p in (args.packages or "").split(",") if p.strip()] or None
+    client = connect()
+    out = build_from_plan(client, plan, matrix, tag=args.tag, base_image=args.base_image,
+                          wheelhouse=args.wheelhouse, packages=packages, keep=args.keep, say=_say())
+    if args.json:
+        json.dump(out, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.markup import escape
+
+    from envcheck.cli.output import console
+
+    con = console()
+    pins = " ".join(f"{k}=={v}" for k, v in out["pins"].items())
+    con.print(f"[bold green]built[/] [bold]{escape(out['tag'])}[/] ({out['id'][:19]}) in {out['seconds']} s")
+    con.print(f"  FROM {escape(out['base_image'])}; {escape(pins)}; wheels: {escape(out['wheels'])}")
+    for n in out["notes"]:
+        con.print(f"  note: {escape(n)}")
+    con.print(f"  check it from inside: envcheck docker verify {escape(out['tag'])}")
+    return 0
+
+
+# -- verify ---------------------------------------------------------------------------------------
+
+def verify_image(client: Any, ref: str, args: argparse.Namespace, checks: List[str]) -> Dict[str, Any]:
+    """Collect facts inside ``ref``: ``{"facts", "machine", "matrix", "lock", "t0", "docker": {...}}``.
+
+    Raises:
+        DockerError: no such image, no Python in it, a container that cannot start.
+        DataFileError: a malformed --lock or lock label.
+    """
+    from envcheck.cli.verify import collect_live
+    from envcheck.docker.engine import engine_version
+    from envcheck.docker.inside import ImageRunner, find_interpreter, image_info, run_options
+    from envcheck.docker.source import lock_from_image, run_flags_for
+    from envcheck.matrix import load_matrix
+    from envcheck.verify.facts import probes_for
+
+    img = image_info(client, ref)
+    lock, lock_from = None, "none"
+    if args.lock:
+        from envcheck.verify.lock import load_lock
+
+        lock, lock_from = load_lock(args.lock), str(args.lock)
+    else:
+        lock = lock_from_image(img)
+        lock_from = "the image's io.envcheck.lock label" if lock else "none (no --lock, no io.envcheck.lock label)"
+    matrix = load_matrix(args.matrices)
+    flags, flags_from = run_flags_for(lock, matrix)
+    options = run_options(flags)
+    t0 = time.monotonic()
+    with ImageRunner(client, img.id, options, keep=args.keep) as runner_:
+        if args.python:
+            python, found = args.python, "given with --python"
+        else:
+            python, has_torch = find_interpreter(runner_)
+            found = "has torch" if has_torch else "the first Python found; torch is not on its path"
+        facts, matrix, machine = collect_live(python, probes_for(checks), args, start=runner_.start)
+        containers = len(runner_.streams)
+    info = {"image": ref, "image_id": img.id, "engine": engine_version(client), "interpreter": python,
+            "interpreter_found": found, "lock": lock_from, "run_flags_from": flags_from, **options.to_dict(),
+            "containers": containers, "kept": bool(args.keep)}
+    return {"facts": facts, "machine": machine, "matrix": matrix, "lock": lock, "t0": t0, "docker": info}
+
+
+def print_docker_head(info: Dict[str, Any]) -> None:
+    from rich.markup import escape
+
+    from envcheck.cli.output import console
+
+    con = console()
+    con.print(f"[bold]envcheck docker verify — {escape(info['image'])}[/] ({info['image_id'][:19]}), "
+              f"engine {escape(info['engine'])}")
+    con.print(f"  interpreter: {escape(info['interpreter'])} ({escape(info['interpreter_found'])}); lock: "
+              f"{escape(info['lock'])}")
+    applied = ", ".join(info["applied"]) or "none"
+    con.print(f"  docker run flags ({escape(info['run_flags_from'])}): {escape(applied)}")
+    for s in info["skipped"]:
+        con.print(f"  [yellow]skipped[/] {escape(s['flag'])}: {escape(s['reason'])}")
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from envcheck.cli.verify import report, selected_checks
+    from envcheck.docker.engine import connect
+
+    checks = selected_checks(args)
+    client = connect()
+    got = verify_image(client, args.image, args, checks)
+    if not args.json:
+        print_docker_head(got["docker"])
+    return report(args, got["facts"], got["lock"], got["machine"], got["matrix"], checks, got["t0"],
+                  extra={"docker": got["docker"]})
+
+
+# -- base -----------------------------------------------------------------------------------------
+
+def run_base(args: argparse.Namespace) -> int:
+    from envcheck.docker.base import ensure_base
+    from envcheck.docker.engine import connect
+
+    client = connect()
+    out = ensure_base(client, args.tag, args.mirror, say=_say(), force=args.force)
+    if args.json:
+        json.dump(out, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        what = "built" if out["built"] else "already there (same recipe): not rebuilt"
+        print(f"{out['tag']} {out['id'][:19]}: {what}")
+    return 0
+
+
+# -- ci -------------------------------------------------------------------------------------------
+
+def plan_from_flags(flags: List[str], matrices: Optional[Path] = None, prog: str = "envcheck plan") -> Any:
+    """``(matrix, plan)`` for `envcheck plan` flags given as a list (a ``[[ci_target]]`` row's
+    ``args``); the plan is ``None`` when no build fits.
+
+    Raises:
+        UsageError: flags that `envcheck plan` would refuse (exit 2).
+    """
+    from envcheck.cli import _Parser
+    from envcheck.cli.plan import add_plan_arguments, resolve_args
+
+    from envcheck.resolve.plan import parse_mirrors
+
+    p = _Parser(prog=prog)
+    add_plan_arguments(p)
+    p.add_argument("--mirror", action="append", default=[])
+    args = p.parse_args(list(flags))
+    args.matrices = matrices
+    matrix, _, plan = resolve_args(args, parse_mirrors(args.mirror))
+    return matrix, plan
+
+
+def run_ci(args: argparse.Namespace) -> int:
+    from envcheck.cli.verify import print_report, selected_checks
+    from envcheck.docker.build import base_row, build_from_plan, remove_image
+    from envcheck.docker.engine import connect
+    from envcheck.docker.wheelhouse import WheelhouseError, prepare
+    from envcheck.errors import UsageError
+    from envcheck.matrix import load_matrix
+    from envcheck.render.files import render_dockerfile
+    from envcheck.verify.diagnose import diagnose
+
+    rows = {t.name: t for t in load_matrix(args.matrices).ci_targets}
+    target = rows.get(args.target)
+    if target is None:
+        raise UsageError(f"no ci_target {args.target!r} in matrices/docker.toml; known: {', '.join(rows)}")
+    doc: Dict[str, Any] = {"target": target.name, "description": target.description, "args": list(target.args)}
+    matrix, plan = plan_from_flags(list(target.args), args.matrices, f"ci_target {target.name}")
+    if plan is None:
+        doc.update(status="no-plan", reason="no build fits the target's flags")
+        return _ci_done(args, doc, 1)
+    doc["dockerfile"] = render_dockerfile(plan)
+    say = _say()
+    row = base_row(plan, matrix, args.base_image)
+    notes: List[str] = []
+    wheels = None
+    for pins in [plan.pins] + ([{"torch": plan.pins["torch"]}] if len(plan.pins) > 1 else []):
+        where = args.wheelhouse_root / target.name / "+".join(pins)  # one folder per attempt
+        try:
+            wheels = prepare(plan, where, pins, row.glibc or "2.17", say)
+            break
+        except WheelhouseError as exc:
+            notes.append(f"{', '.join(f'{k}=={v}' for k, v in pins.items())}: {exc}")
+            say(f"wheels for {', '.join(pins)} cannot be had here")
+    doc["wheel_notes"] = notes
+    if wheels is None:
+        doc.update(status="rendered", reason="rendered only: the wheels cannot be had here ("
+                   + " | ".join(notes)[:1500] + ")")
+        return _ci_done(args, doc, 0)
+    client = connect()
+    tag = f"envcheck-ci/{target.name}:latest"
+    built = build_from_plan(client, plan, matrix, tag=tag, base_image=args.base_image, wheelhouse=wheels, say=say)
+    doc["build"] = {k: v for k, v in built.items() if k != "dockerfile"}
+    doc["dockerfile"] = built["dockerfile"]
+    try:
+        checks = selected_checks(args)
+        got = verify_image(client, tag, args, checks)
+        results = diagnose(got["facts"], got["lock"], got["machine"], got["matrix"], checks)
+        print_docker_head(got["docker"])
+        print_report(results, got["facts"], time.monotonic() - got["t0"], args)
+    finally:
+        if not args.keep_image:
+            remove_image(client, tag)
+    failed = any(c.status == "fail" for c in results)
+    skipped = [c.name for c in results if c.status == "skip"]
+    doc.update(status="failed" if failed else "verified", checks=[c.to_dict() for c in results],
+               facts=got["facts"].to_dict(), docker=got["docker"], skipped_checks=skipped)
+    return _ci_done(args, doc, 1 if failed else 0)
+
+
+def _ci_done(args: argparse.Namespace, doc: Dict[str, Any], code: int) -> int:
+    if args.report:
+        from envcheck.render.write import write_atomic
+
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(args.report, json.dumps(doc, indent=1) + "\n")
+    print(f"ci target {doc['target']}: {doc.get('status')}" + (f" — {doc['reason']}" if doc.get("reason") else "")
+          + (f" (report: {args.report})" if args.report else ""))
+    return code

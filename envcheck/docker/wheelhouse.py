@@ -1,0 +1,214 @@
+"""The wheelhouse: every wheel an image needs, on the host, installed in the build with
+``pip install --no-index --find-links`` — the air-gapped path (the build needs no index).
+
+A folder that already holds wheels is used as it is (each pinned package must have its wheel
+there); an empty or missing folder is filled by ``pip download`` of the plan's pins for the
+*image's* Python and platform (``--python-version``, ``--abi``, ``--platform manylinux_2_N_arch``
+for every glibc up to the base image's), from the plan's index, with pip's own configuration
+(proxies, find-links, extra indexes) honoured. Where the plan's index cannot serve them and plain
+PyPI serves the same build of that release (``[release.pypi]`` in matrices/torch-releases.toml:
+``linux-x86_64 = "cu130"``), PyPI's files are used: the same build without the ``+cu130`` label.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence
+
+from envcheck import runner
+from envcheck.errors import EnvcheckError, UsageError
+
+#: Seconds ``pip download`` may take (a CUDA build with its nvidia-* wheels is ~3 GB).
+DOWNLOAD_TIMEOUT = 3600.0
+#: The oldest glibc a manylinux tag names (manylinux1 = glibc 2.5, PEP 513/600).
+MANYLINUX_FLOOR = 5
+#: PEP 600 aliases of the legacy tags (manylinux2014 = manylinux_2_17, 2010 = 2_12, 1 = 2_5).
+LEGACY_MANYLINUX = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+
+Say = Callable[[str], None]
+GIVEN = "a wheelhouse given on the host (pip --no-index)"
+
+
+class WheelhouseError(EnvcheckError):
+    """The wheels could not be gathered, or a given wheelhouse lacks some. Exit code 1."""
+
+    exit_code = 1
+
+
+@dataclass
+class Wheelhouse:
+    """Wheels ready for a build.
+
+    Attributes:
+        path: the folder.
+        pins: what the image installs from it (``{"torch": "2.13.0+cpu"}``).
+        origin: how the wheels got there, in words.
+        notes: sentences worth telling (PyPI files used for the plan's build…).
+    """
+
+    path: Path
+    pins: Dict[str, str]
+    origin: str
+    notes: List[str] = field(default_factory=list)
+
+
+def select_pins(plan_pins: Dict[str, str], packages: Optional[Sequence[str]]) -> Dict[str, str]:
+    """The plan's pins, or only ``packages`` of them (``--packages torch``).
+
+    Raises:
+        UsageError: a package the plan does not pin, or a list without torch.
+    """
+    if not packages:
+        return dict(plan_pins)
+    wanted = [p.strip().lower() for p in packages if p.strip()]
+    unknown = [p for p in wanted if p not in plan_pins]
+    if unknown:
+        raise UsageError(f"--packages {','.join(unknown)}: the plan pins only {', '.join(plan_pins)}")
+    if "torch" not in wanted:
+        raise UsageError("--packages: torch must be one of them (the image is for torch)")
+    return {k: v for k, v in plan_pins.items() if k in wanted}
+
+
+def platform_tags(arch: str, glibc: str) -> List[str]:
+    """pip ``--platform`` values for a Linux whose glibc is ``glibc``: every manylinux tag it runs,
+    newest first (pip before 24 does not expand ``manylinux_2_36`` to the older ones itself).
+
+    >>> platform_tags("x86_64", "2.17")[:2]
+    ['manylinux_2_17_x86_64', 'manylinux2014_x86_64']
+    """
+    major, minor = (int(x) for x in glibc.split(".")[:2])
+    if major != 2:
+        raise UsageError(f"glibc {glibc}: expected 2.N")
+    tags: List[str] = []
+    for n in range(minor, MANYLINUX_FLOOR - 1, -1):
+        tags.append(f"manylinux_2_{n}_{arch}")
+        if n in LEGACY_MANYLINUX:
+            tags.append(f"{LEGACY_MANYLINUX[n]}_{arch}")
+    return tags + [f"linux_{arch}"]
+
+
+def abi_of(python: str) -> str:
+    """``"3.11"`` → ``cp311``; ``"3.13t"`` → ``cp313t`` (free-threaded)."""
+    ft = python.endswith("t")
+    return "cp" + python.rstrip("t").replace(".", "") + ("t" if ft else "")
+
+
+def find_wheel(directory: Path, name: str, version: str) -> Optional[Path]:
+    """The wheel of ``name==version`` in ``directory`` (local labels compared too), if any."""
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+    from packaging.version import InvalidVersion, Version
+
+    want_name, want = canonicalize_name(name), Version(version)
+    for whl in sorted(directory.glob("*.whl")):
+        try:
+            wname, wver, _, _ = parse_wheel_filename(whl.name)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue
+        if wname == want_name and wver == want:
+            return whl
+    return None
+
+
+def missing(directory: Path, pins: Dict[str, str]) -> List[str]:
+    """``["torchvision==0.28.0+cpu"]``: pins without a wheel in ``directory``."""
+    return [f"{k}=={v}" for k, v in pins.items() if find_wheel(directory, k, v) is None]
+
+
+def pypi_pins(plan: "object", pins: Dict[str, str]) -> Optional[Dict[str, str]]:
+    """``pins`` without local labels when plain PyPI serves this very build of the release on the
+    plan's platform (matrix ``[release.pypi]``); else ``None``."""
+    release, build = plan.release, plan.build  # type: ignore[attr-defined]
+    platform = plan.machine.platform  # type: ignore[attr-defined]
+    if build.channel == "pypi" or release.pypi.get(platform) != build.variant:
+        return None
+    bare = {k: v.split("+", 1)[0] for k, v in pins.items()}
+    return bare if bare != pins else None
+
+
+def download_argv(dest: Path, pins: Dict[str, str], python: str, platforms: Sequence[str],
+                  index_option: str = "", pip: Sequence[str] = ()) -> List[str]:
+    """The ``pip download`` command for ``pins`` targeting ``python`` on ``platforms``."""
+    argv = list(pip or [sys.executable, "-m", "pip"]) + [
+        "download", "--only-binary=:all:", "--dest", str(dest),
+        "--python-version", python.rstrip("t"), "--implementation", "cp", "--abi", abi_of(python)]
+    for tag in platforms:
+        argv += ["--platform", tag]
+    argv += shlex.split(index_option)
+    return argv + [f"{k}=={v}" for k, v in pins.items()]
+
+
+def pip_download(argv: Sequence[str], say: Say = lambda s: None, timeout: float = DOWNLOAD_TIMEOUT) -> None:
+    """Run ``pip download`` through :func:`envcheck.runner.start`, telling each wheel saved.
+
+    Raises:
+        WheelhouseError: pip failed or hung (its ERROR lines are in the message).
+    """
+    import time
+
+    stream = runner.start(list(argv))
+    end = time.monotonic() + timeout
+    out: List[str] = []
+    while True:
+        kind, line = stream.readline(max(0.0, end - time.monotonic()))
+        if kind == runner.Stream.TIMEOUT:
+            stream.kill(after=timeout)
+            break
+        if kind == runner.Stream.EOF:
+            break
+        out.append(line)
+        if line.startswith(("Saved ", "File was already downloaded", "Collecting ")):
+            say(line.strip())
+    res = stream.finish()
+    if not res.ok:
+        errors = [ln.strip() for ln in (out + res.stderr.splitlines())
+                  if ln.startswith("ERROR") or "user requested" in ln] or res.stderr.splitlines()[-3:]
+        raise WheelhouseError(f"pip download failed ({res.error}): " + " ".join(errors)[-800:])
+
+
+def prepare(plan: "object", directory: Path, pins: Dict[str, str], glibc: str,
+            say: Say = lambda s: None, pip: Sequence[str] = ()) -> Wheelhouse:
+    """Wheels for ``pins`` in ``directory``: checked when it holds wheels, downloaded when empty.
+
+    Args:
+        plan: the Plan (its index option, Python, platform, release).
+        glibc: the base image's glibc (``"2.36"``): the newest manylinux tag accepted.
+        pip: the pip command (default: this interpreter's ``python -m pip``).
+
+    Raises:
+        WheelhouseError: a given wheelhouse lacks pinned wheels, or the download failed.
+    """
+    directory = Path(directory)
+    alt = pypi_pins(plan, pins)
+    pypi_note = ("plain PyPI serves this very build ({} on {}, matrices/torch-releases.toml [release.pypi]): "
+                 "installing its files, {}".format(plan.build.variant, plan.machine.platform,  # type: ignore[attr-defined]
+                                                   ", ".join(f"{k}=={v}" for k, v in (alt or {}).items())))
+    if directory.is_dir() and any(directory.glob("*.whl")):
+        miss = missing(directory, pins)
+        if not miss:
+            return Wheelhouse(directory, dict(pins), GIVEN)
+        if alt and not missing(directory, alt):
+            return Wheelhouse(directory, alt, GIVEN, [pypi_note])
+        raise WheelhouseError(
+            f"{directory} has no wheel for {', '.join(miss)}: add them (pip download … -d {directory}), "
+            "point --wheelhouse at an empty folder to download them, or leave companions out with --packages torch")
+    directory.mkdir(parents=True, exist_ok=True)
+    python = plan.python or f"{sys.version_info[0]}.{sys.version_info[1]}"  # type: ignore[attr-defined]
+    platforms = platform_tags(plan.machine.arch, glibc)  # type: ignore[attr-defined]
+    index = plan.index_option  # type: ignore[attr-defined]
+    say(f"pip download {' '.join(f'{k}=={v}' for k, v in pins.items())} for Python {python} "
+        f"({index or 'pip’s configured index'})")
+    try:
+        pip_download(download_argv(directory, pins, python, platforms, index, pip), say)
+        return Wheelhouse(directory, dict(pins), f"pip download from {index or 'pip’s configured index'}")
+    except WheelhouseError as first:
+        if not alt:
+            raise
+        say(f"the plan's index could not serve them ({first}); trying plain PyPI's files of the same build")
+        try:
+            pip_download(download_argv(directory, alt, python, platforms, "", pip), say)
+        except WheelhouseError as second:
+            raise WheelhouseError(f"{first}\n  and from pip's configured index: {second}") from None
+        return Wheelhouse(directory, alt, "pip download from pip's configured index", [pypi_note])

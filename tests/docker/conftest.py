@@ -1,0 +1,107 @@
+"""Fixtures for the Docker tests: the real engine (or a skip that says why), the local base image,
+a wheelhouse with torch 2.13.0+cpu, and one CPU image built by `envcheck docker build` that the
+whole session shares (building it is the slow part: ~40 s).
+
+No registry is reachable here, so the base is `envcheck-base:bookworm` (`envcheck docker base`:
+debootstrap + docker import; .ci/run builds it). ``ENVCHECK_TEST_BASE_IMAGE`` names another.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from tests.conftest import run_cli
+
+TORCH = "2.13.0+cpu"  # the wheel this machine installs offline (pip find-links)
+CPU_FLAGS = ["--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--os", "linux"]
+TEST_TAG = "envcheck-test/torch:2.13.0-cpu"
+ROLE = "io.envcheck.role"
+
+
+@pytest.fixture(scope="session")
+def engine():
+    """A docker SDK client for a reachable engine; the tests that need one skip, saying why, without."""
+    from envcheck.docker.engine import DockerError, connect
+
+    try:
+        return connect(timeout=60)
+    except DockerError as exc:
+        pytest.skip(f"needs a Docker engine: {exc}")
+
+
+@pytest.fixture(scope="session")
+def base_image(engine) -> str:
+    """The local base image: present, or built now (root + debootstrap), or the tests skip."""
+    from envcheck.docker import base
+
+    tag = os.environ.get("ENVCHECK_TEST_BASE_IMAGE", base.TAG)
+    if tag != base.TAG:
+        return tag
+    if base.current(engine, tag) is not None:
+        return tag
+    if os.geteuid() != 0 or not base.runner.which("debootstrap"):
+        pytest.skip(f"{tag} is absent and cannot be built here (needs root and debootstrap): "
+                    "run `envcheck docker base` first")
+    try:
+        base.ensure_base(engine, tag)
+    except base.DockerError as exc:
+        pytest.skip(f"{tag} is absent and could not be built: {exc}")
+    return tag
+
+
+def pip_download(dest: Path, specs: List[str], no_deps: bool = False) -> subprocess.CompletedProcess:
+    """pip download for the image's Python (3.11) and glibc (bookworm: 2.36), with this machine's
+    pip configuration (the local find-links and indexes here; PyPI elsewhere)."""
+    from envcheck.docker.wheelhouse import download_argv, platform_tags
+
+    argv = download_argv(dest, {}, "3.11", platform_tags("x86_64", "2.36")) + specs
+    if no_deps:
+        argv.append("--no-deps")
+    return subprocess.run(argv, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory) -> Path:
+    """torch 2.13.0+cpu and its dependencies as wheels on the host."""
+    d = tmp_path_factory.mktemp("wheelhouse")
+    r = pip_download(d, [f"torch=={TORCH}"])
+    if r.returncode != 0 or not list(d.glob("torch-*.whl")):
+        pytest.skip(f"could not gather torch {TORCH} and its dependencies: {r.stderr[-400:]}")
+    return d
+
+
+@pytest.fixture(scope="session")
+def cpu_image(engine, base_image, wheelhouse):
+    """``(tag, build --json output)``: the CPU plan's image, built once from the wheelhouse."""
+    from envcheck.docker.build import remove_image
+
+    res = run_cli(["docker", "build", *CPU_FLAGS, "--base-image", base_image, "--wheelhouse", str(wheelhouse),
+                   "--packages", "torch", "--tag", TEST_TAG, "--json"])
+    assert res.code == 0, res.err[-3000:]
+    yield TEST_TAG, res.json()
+    remove_image(engine, TEST_TAG)
+
+
+def derive_image(engine, parent: str, tag: str, lines: List[str], files: Dict[str, bytes]) -> str:
+    """``FROM parent`` + ``lines``, with ``files`` in the context: a small image built with the SDK."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in {"Dockerfile": ("FROM " + parent + "\n" + "\n".join(lines) + "\n").encode(), **files}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    engine.images.build(fileobj=buf, custom_context=True, tag=tag, rm=True, forcerm=True)
+    return tag
+
+
+def verify_containers(engine) -> List[str]:
+    """Containers envcheck's verify made that are still there (should be none)."""
+    return [c.id for c in engine.containers.list(all=True, filters={"label": ROLE})]

@@ -1,0 +1,130 @@
+"""Real images on the real engine: the CPU plan's image passes verify inside; a wrong torchvision,
+a hang, a missing base image, a half-built image and an image without Python each end with a
+clear message, a non-zero exit, and nothing left behind."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.docker.conftest import CPU_FLAGS, TORCH, derive_image, pip_download, verify_containers
+
+pytestmark = pytest.mark.docker
+
+
+def by_name(report):
+    return {c["name"]: c for c in report["checks"]}
+
+
+def test_cpu_image_passes_verify_inside(cli, engine, cpu_image):
+    tag, built = cpu_image
+    assert built["pins"] == {"torch": TORCH}
+    assert built["base_image"] == "envcheck-base:bookworm"
+    labels = engine.images.get(tag).labels
+    assert labels["io.envcheck.torch"] == TORCH and labels["io.envcheck.variant"] == "cpu"
+    assert "--no-index --find-links /tmp/wheelhouse" in built["dockerfile"]
+
+    res = cli(["docker", "verify", tag, "--json", "--timeout", "120"])
+    assert res.code == 0, res.out[-3000:] + res.err[-2000:]
+    rep = res.json()
+    checks = by_name(rep)
+    assert [n for n, c in checks.items() if c["status"] == "fail"] == []
+    for name in ("import_torch", "cuda_build", "lock", "matmul", "distributed", "torch_compile"):
+        assert checks[name]["status"] == "pass", checks[name]
+    assert "label io.envcheck.lock" in checks["lock"]["detail"]  # the lock the image carries
+    assert rep["facts"]["python"]["executable"] == "/opt/venv/bin/python3"
+    assert rep["docker"]["interpreter"] == "/opt/venv/bin/python3"
+    assert rep["docker"]["applied"] == ["--ipc=host"]  # the cpu row's run flags
+    assert rep["facts"]["platform"]["container"] is True
+    assert verify_containers(engine) == []
+
+
+def test_wrong_torchvision_is_named_inside(cli, engine, cpu_image, tmp_path):
+    """torchvision 0.29.1 (built for torch 2.14.1) on torch 2.13.0: verify inside says so."""
+    tag, _ = cpu_image
+    r = pip_download(tmp_path, ["torchvision==0.29.1"], no_deps=True)
+    wheels = list(tmp_path.glob("torchvision-0.29.1-*.whl"))
+    if not wheels:
+        pytest.skip(f"torchvision 0.29.1 wheel not available here: {r.stderr[-300:]}")
+    broken = derive_image(engine, tag, "envcheck-test/torch:broken-tv",
+                          [f"COPY {wheels[0].name} /tmp/", f"RUN python -m pip install --no-deps --no-index /tmp/{wheels[0].name}"],
+                          {wheels[0].name: wheels[0].read_bytes()})
+    try:
+        res = cli(["docker", "verify", broken, "--checks", "import_torch,lock,torchvision_compat", "--json"])
+    finally:
+        engine.images.remove(broken, force=True)
+    assert res.code == 1, res.out[-2000:]
+    tv = by_name(res.json())["torchvision_compat"]
+    assert tv["status"] == "fail"
+    assert "operator torchvision::nms does not exist" in tv["detail"], tv
+    assert "torchvision 0.29.1 is built for torch 2.14.1, but the torch loaded is 2.13.0+cpu" in tv["detail"], tv
+    assert "torch==2.14.1+cpu torchvision==0.29.1+cpu" in tv["fix"], tv  # a matching pair
+    assert verify_containers(engine) == []
+
+
+def test_hang_inside_is_reported_and_its_container_removed(cli, engine, cpu_image):
+    """`import torch` never returns (a .pth hook that blocks it; Debian's own sitecustomize would
+    shadow a sitecustomize.py): the check times out, the worker's container is killed and removed,
+    exit 1."""
+    tag, _ = cpu_image
+    hang = ("import sys, time\n"
+            "class Hang:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'torch':\n"
+            "            time.sleep(3600)\n"
+            "sys.meta_path.insert(0, Hang())\n").encode()
+    site = "/opt/venv/lib/python3.11/site-packages/"
+    hung = derive_image(engine, tag, "envcheck-test/torch:hang",
+                        [f"COPY envcheck_hang.py envcheck_hang.pth {site}"],
+                        {"envcheck_hang.py": hang, "envcheck_hang.pth": b"import envcheck_hang\n"})
+    try:
+        res = cli(["docker", "verify", hung, "--checks", "import_torch,matmul", "--timeout", "3", "--json"])
+    finally:
+        engine.images.remove(hung, force=True)
+    assert res.code == 1, res.out[-2000:]
+    imp = by_name(res.json())["import_torch"]
+    assert imp["status"] == "fail" and "no result within 6 s; the worker was killed" in imp["detail"], imp  # 2 × --timeout
+    assert verify_containers(engine) == []
+
+
+def _state(engine):
+    return ({c.id for c in engine.containers.list(all=True)},
+            {i.split(":")[-1] for i in engine.api.images(all=True, quiet=True)})
+
+
+def test_missing_base_image_fails_cleanly(cli, engine):
+    before = _state(engine)
+    res = cli(["docker", "build", *CPU_FLAGS, "--base-image", "envcheck-missing:nope", "--tag", "envcheck-test/nope:1"])
+    assert res.code == 1
+    assert "building envcheck-test/nope:1 failed" in res.err and "envcheck-missing" in res.err, res.err
+    assert "Traceback" not in res.err
+    assert _state(engine) == before
+
+
+def test_failed_step_leaves_no_intermediate_image(cli, engine, cpu_image, wheelhouse, tmp_path):
+    """A wheelhouse with torch but not its dependencies: pip fails inside the build after the COPY
+    step made a layer; that layer and the build's containers are removed."""
+    tag, _ = cpu_image  # the base's earlier layers exist already (cached, not ours to remove)
+    only = tmp_path / "only-torch"
+    only.mkdir()
+    for whl in wheelhouse.glob("torch-*.whl"):
+        shutil.copy(whl, only / whl.name)
+    before = _state(engine)
+    res = cli(["docker", "build", *CPU_FLAGS, "--base-image", "envcheck-base:bookworm", "--wheelhouse", str(only),
+               "--packages", "torch", "--tag", "envcheck-test/half:1"])
+    assert res.code == 1
+    assert "building envcheck-test/half:1 failed" in res.err and "No matching distribution" in res.err, res.err[-1500:]
+    assert "removed 1 intermediate image(s)" in res.err, res.err[-800:]
+    assert _state(engine) == before
+
+
+def test_image_without_python_is_a_clear_error(cli, engine):
+    empty = derive_image(engine, "scratch", "envcheck-test/empty:1", ['LABEL note="no files at all"'], {})
+    try:
+        res = cli(["docker", "verify", empty, "--checks", "import_torch"])
+    finally:
+        engine.images.remove(empty, force=True)
+    assert res.code == 1
+    assert "looking for Python in" in res.err and "--python PATH" in res.err, res.err
+    assert verify_containers(engine) == []
