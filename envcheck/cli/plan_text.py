@@ -82,7 +82,10 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
         w("\n  --explain lists every candidate with its reasons; --json prints them for machines\n")
         return
     c = plan.candidate
-    via = {"pytorch": "download.pytorch.org", "pypi": "PyPI"}.get(c.build.channel, c.build.channel)
+    from urllib.parse import urlsplit
+
+    host = urlsplit(plan.index_url).netloc or plan.index_url
+    via = "PyPI" if c.build.channel == "pypi" else host
     w(f"  {plan.title}   Python {plan.python or '(any)'}   from {via}\n")
     comp = "   ".join(f"{k} {v}" for k, v in plan.pins.items() if k != "torch")
     if comp:
@@ -104,9 +107,12 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
     opt = f"{plan.index_option} " if plan.index_option else ""
     w(f"\n  install:\n    python -m pip install {opt}{pins}\n")
     for s in plan.steps:
-        for ln in s.shell.strip().splitlines():
-            w(f"    {ln}\n")
-    w(f"\n  rejected ({len(res.rejected)} of {len(res.candidates)} candidates):\n")
+        lines = [ln for ln in s.shell.strip().splitlines() if ln.strip()]
+        if len(lines) > 1:  # a subshell, so a `cd` in the step does not move the reader's shell
+            w("    (\n" + "".join(f"      {ln}\n" for ln in lines) + "    )\n")
+        else:
+            w(f"    {lines[0]}\n" if lines else "")
+    w(f"\n  rejected ({len(res.rejected)} of {len(res.candidates)} candidates; one can fail several ways):\n")
     for line in _summary_by_code(res):
         w(line + "\n")
     if written:

@@ -151,6 +151,11 @@ def build_image(client: Any, context: Path, tag: str, labels: Dict[str, str], sa
         last = "\n    ".join(tail[-5:])
         note = (f"\n  removed {len(removed)} intermediate image(s) of the failed build" if removed else "") + \
             ("\n  --keep: intermediate containers and images were kept" if keep else "")
+        if re.search(r"pull access denied|no such host|failed to resolve|dial tcp|TLS handshake|"
+                     r"server misbehaving|manifest unknown|not found: manifest", error, re.I):
+            note += ("\n  the base image could not be pulled (no registry reachable?): build a local one "
+                     "with `envcheck docker base` and pass --base-image envcheck-base:bookworm, with "
+                     "--wheelhouse DIR for the wheels")
         raise DockerError(f"building {tag} failed: {error}" + (f"\n  last output:\n    {last}" if last else "") + note)
     return str(image_id)
 

@@ -299,6 +299,7 @@ SPECS: Dict[Type[Any], Spec] = {
         "name": (_str, True),
         "aliases": (lambda c: _list(c, _str(c)), False),
         "glibc": (_version, True),
+        "python3": (_version, False),
         "os_release": (lambda c: _table(c, lambda x, k: str(x)), False),
     },
     m.ManylinuxAlias: {"tag": (_str, True), "glibc": (_version, True)},

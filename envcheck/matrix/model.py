@@ -218,6 +218,7 @@ class Distro(Sourced):
     name: str = ""
     aliases: Tuple[str, ...] = ()
     glibc: str = ""
+    python3: str = ""  # the version of the distribution's python3 package ("3.10")
     os_release: Mapping[str, str] = field(default_factory=dict)
 
 

@@ -11,8 +11,9 @@ ranked by :func:`rank_key`:
 5. the build variant: with a known driver, the newest CUDA/ROCm it fully supports; with the
    driver unknown, the variant plain PyPI serves for that platform (PyTorch's own default), then
    the newest;
-6. the Python, when the machine did not say: a GIL CPython that torch.compile supports and that the
-   previous release supported too (not one this release just added), newest first.
+6. the Python, when the machine did not say: the distribution's own python3 when the build has it,
+   else a GIL CPython that torch.compile supports and that the previous release supported too (not
+   one this release just added), newest first.
 """
 
 from __future__ import annotations
@@ -69,7 +70,16 @@ def enumerate_candidates(matrix: Matrix, machine: Machine) -> List[Candidate]:
     return out
 
 
-def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine) -> Tuple:
+def distro_python(matrix: Matrix, machine: Machine) -> Optional[str]:
+    """The Python the machine's distribution ships as python3 (``"3.10"`` on Ubuntu 22.04)."""
+    if machine.python or not machine.distro:
+        return None
+    row = next((d for d in matrix.distros if d.id == machine.distro), None)
+    return row.python3 if row and row.python3 else None
+
+
+def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine,
+             prefer_python: Optional[str] = None) -> Tuple:
     """Sort key for accepted candidates (smaller = better); see the module docstring."""
     b = c.build
     driver_known = bool(machine.nvidia_driver or machine.cuda_driver_max)
@@ -82,7 +92,8 @@ def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine) -> T
         py_pref: Tuple = ()
     else:
         major, minor, ft = python_key(py)
-        py_pref = (ft, c.fit.get("compile") is False, bool(c.fit.get("python_new")), -major, -minor)
+        py_pref = (ft, py != prefer_python if prefer_python else False, c.fit.get("compile") is False,
+                   bool(c.fit.get("python_new")), -major, -minor)
     return (
         release_index.get(c.release.version, 1 << 30),
         len(c.warnings),
@@ -109,7 +120,8 @@ def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
             check(c, ctx)
     cands += index_only_candidates(matrix, machine)
     release_index = {r.version: i for i, r in enumerate(matrix.releases)}
-    accepted = sorted((c for c in cands if c.accepted), key=lambda c: rank_key(c, release_index, machine))
+    prefer = distro_python(matrix, machine)
+    accepted = sorted((c for c in cands if c.accepted), key=lambda c: rank_key(c, release_index, machine, prefer))
     rejected = [c for c in cands if not c.accepted]
     res = Resolution(machine, request, accepted + rejected)
     if not accepted:
@@ -218,7 +230,7 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
                            f"{g.arch} --wsl` plans that (ROCm {rel[-1].rocm} on WSL)")
     if res.status == "no_official_build" and machine.os != "macos":
         for g in machine.served_gpus:
-            if g.vendor == "amd":
+            if g.vendor == "amd" and machine.os == "linux":
                 out.append(
                     f"build torch from source for {g.arch}: PYTORCH_ROCM_ARCH={g.arch} (ROCm's and "
                     "PyTorch's build docs); overriding the reported ISA with HSA_OVERRIDE_GFX_VERSION "
@@ -256,8 +268,15 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
         out.append(f"AMD Windows driver not given: ROCm {rel.rocm} on WSL needs AMD Software: "
                    f"Adrenalin Edition ≥ {rel.adrenalin_min} (--driver to check it)")
     if not m.python and chosen.python:
-        out.append(f"Python not given: planned for Python {chosen.python} (the newest this build has "
-                   "that torch.compile supports and the previous release had too; --python to choose)")
+        ships = distro_python(ctx.matrix, m)
+        if ships and chosen.python == ships:
+            out.append(f"Python not given: planned for Python {chosen.python}, the python3 "
+                       f"{m.distro_name or m.distro} ships (--python to choose)")
+        else:
+            out.append(f"Python not given: planned for Python {chosen.python} (the newest this build "
+                       "has that torch.compile supports and the previous release had too"
+                       + (f"; {m.distro_name or m.distro}'s python3 {ships} has no wheel here" if ships else "")
+                       + "; --python to choose)")
     if m.os == "macos" and not m.macos:
         floor = chosen.fit.get("macos_floor")
         mps = chosen.build.mps_min_macos if chosen.build.mps else None

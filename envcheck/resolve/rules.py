@@ -56,7 +56,8 @@ class Context:
 def name_of(c: Candidate) -> str:
     """``torch 2.7.0+cu128`` (``torch 2.7.0`` for PyPI builds)."""
     if c.build.channel == "pypi":
-        return f"torch {c.release.version} ({c.build.variant}, PyPI)"
+        oses = sorted({OS_NAMES.get(p.split("-")[0], p) for p in c.build.platforms})
+        return f"torch {c.release.version} (the {'/'.join(oses)} wheel on PyPI)"
     if not c.build.local_label:
         return f"torch {c.release.version} ({c.build.variant}, {c.build.channel})"
     return f"torch {c.release.version}+{c.build.variant}"
@@ -211,7 +212,7 @@ def check_wsl(c: Candidate, ctx: Context) -> None:
     m = ctx.machine
     b = c.build
     if not m.wsl:
-        if b.wsl:
+        if b.wsl and m.os == "linux":
             c.add("wsl", f"{name_of(c)} is AMD's wheel set for ROCm on WSL; on native Linux the "
                          "ROCm builds from download.pytorch.org are the supported ones")
         return

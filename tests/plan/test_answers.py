@@ -224,3 +224,12 @@ def test_jetson_orin_gets_a_jetpack_build_and_thor_a_cuda13_aarch64_build(matrix
     # JetPack builds are never offered off a Jetson
     desktop = plan_for(matrix, gpus=["RTX 4090"], arch="aarch64")
     assert all("tegra" in codes(x) for x in desktop.candidates if x.build.tegra)
+
+
+def test_named_distro_prefers_its_own_python3(matrix):
+    ubuntu = matrix.find_distro("ubuntu22.04")
+    res = plan_for(matrix, gpus=["RTX 4090"], distro="ubuntu22.04")
+    assert ubuntu.python3 and res.chosen.python == ubuntu.python3
+    assert any("python3" in a and ubuntu.name in a for a in res.assumptions)
+    # a Python the user names always wins
+    assert plan_for(matrix, gpus=["RTX 4090"], distro="ubuntu22.04", python="3.12").chosen.python == "3.12"
