@@ -4,7 +4,10 @@ Nothing else in ``envcheck/`` imports :mod:`subprocess`. Commands are argv lists
 string), always have a timeout, and never raise for the ordinary ways a tool fails: a missing
 program, a non-zero exit, a hang (the whole process group is killed), a signal. Each becomes a
 :class:`Result` whose ``error`` says what happened in words (``"nvidia-smi not found"``,
-``"rocminfo timed out after 5 s"``), so callers record it as a fact instead of crashing.
+``"rocminfo timed out after 5 s"``), so callers record it as a fact instead of crashing. Output is
+bounded: a program that prints more than :data:`OUTPUT_CAP` bytes on a stream is killed
+(``"yes printed more than 8 MiB on stdout; it was killed"``), and children a program leaves behind
+holding its pipes are killed once it has ended, so nothing here waits on them.
 
 Tests replace the runner with :class:`Replay`, which answers from recorded real outputs.
 """
@@ -19,9 +22,18 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
-__all__ = ["Result", "run", "Runner", "Replay", "which", "Stream", "start"]
+__all__ = ["Result", "run", "Runner", "Replay", "which", "Stream", "start", "OUTPUT_CAP", "exit_text"]
+
+#: Bytes of output kept per stream (stdout, stderr) of one command; more gets it killed (:func:`run`,
+#: :class:`Stream` stdout) or, for a :class:`Stream`'s stderr, only the newest this many are kept.
+OUTPUT_CAP = 8 * 1024 * 1024
+#: Bytes read from a pipe at a time.
+_CHUNK = 64 * 1024
+#: Seconds to wait for the pipes to close after the program ended, before its process group (a
+#: child it left behind holding them) is killed.
+_DRAIN = 0.5
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,7 @@ def run(
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
     input: Optional[str] = None,
+    max_output: int = OUTPUT_CAP,
 ) -> Result:
     """Run ``argv`` and wait at most ``timeout`` seconds.
 
@@ -81,9 +94,12 @@ def run(
         env: the complete environment for the child (default: inherit).
         cwd: working directory.
         input: text written to the child's stdin.
+        max_output: bytes kept per stream; a program that prints more is killed (its process
+            group) and the Result says so.
 
     Returns:
-        A :class:`Result`; this function does not raise for failures of the command itself.
+        A :class:`Result`; this function does not raise for failures of the command itself. A child
+        the program leaves behind holding its pipes is killed once the program has ended.
     """
     argv = tuple(str(a) for a in argv)
     name = os.path.basename(argv[0]) if argv else "?"
@@ -91,21 +107,116 @@ def run(
     proc, error = _spawn(argv, env, cwd, stdin_pipe=input is not None)
     if proc is None:
         return Result(argv, None, "", "", time.monotonic() - start, error)
-    try:
-        out, err = proc.communicate(input=input.encode() if input is not None else None, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    cap = _Capture(proc, max_output)
+    if input is not None:
+        threading.Thread(target=_feed, args=(proc, input.encode()), daemon=True).start()
+    deadline = start + timeout
+    why = None
+    while why is None:
+        try:
+            proc.wait(timeout=max(0.0, min(0.05, deadline - time.monotonic())))
+            break
+        except subprocess.TimeoutExpired:
+            if cap.over:
+                why = f"{name} printed more than {_mib(max_output)} on {cap.over}; it was killed"
+            elif time.monotonic() >= deadline:
+                why = f"{name} timed out after {timeout:g} s"
+    if why is not None:
         _kill_group(proc)
-        out, err = proc.communicate()
-        return Result(argv, None, _text(out), _text(err), time.monotonic() - start,
-                      f"{name} timed out after {timeout:g} s")
+        proc.wait()
+    cap.drain(proc, _DRAIN)
+    out, err = cap.text("stdout"), cap.text("stderr")
     seconds = time.monotonic() - start
+    if why is not None:
+        return Result(argv, None, out, err, seconds, why)
     rc = proc.returncode
-    error = None
+    if cap.over:
+        return Result(argv, rc, out, err, seconds, f"{name} printed more than {_mib(max_output)} on {cap.over}")
+    return Result(argv, rc, out, err, seconds, exit_text(name, rc))
+
+
+def exit_text(name: str, rc: int) -> Optional[str]:
+    """``None`` for 0; else ``"nvidia-smi exited with status 9"`` or ``"python was killed by SIGSEGV"``;
+    a status 128+N of a signal N (how a shell or a container reports a child killed by it) says so."""
     if rc < 0:
-        error = f"{name} was killed by {_signal_name(-rc)}"
-    elif rc != 0:
-        error = f"{name} exited with status {rc}"
-    return Result(argv, rc, _text(out), _text(err), seconds, error)
+        return f"{name} was killed by {_signal_name(-rc)}"
+    if rc == 0:
+        return None
+    text = f"{name} exited with status {rc}"
+    if 128 < rc < 160:
+        try:
+            text += f" (128+{rc - 128}: a child killed by {signal.Signals(rc - 128).name}, as a shell or container reports it)"
+        except ValueError:
+            pass
+    return text
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2 ** 20:g} MiB"
+
+
+def _feed(proc: "subprocess.Popen[bytes]", data: bytes) -> None:
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(data)
+        proc.stdin.close()
+    except (OSError, ValueError):
+        pass  # the child exited or closed stdin
+
+
+class _Capture:
+    """stdout and stderr of a process read in background threads, at most ``cap`` bytes each."""
+
+    def __init__(self, proc: "subprocess.Popen[bytes]", cap: int):
+        self.cap = cap
+        self.parts: Dict[str, list] = {"stdout": [], "stderr": []}
+        self.size = {"stdout": 0, "stderr": 0}
+        self.over: Optional[str] = None  # the first stream that went over the cap
+        self.threads = [threading.Thread(target=self._read, args=(getattr(proc, k), k), daemon=True)
+                        for k in ("stdout", "stderr")]
+        for t in self.threads:
+            t.start()
+
+    def _read(self, pipe: Any, key: str) -> None:
+        try:
+            fd = pipe.fileno()
+            while True:
+                chunk = os.read(fd, _CHUNK)
+                if not chunk:
+                    break
+                if self.size[key] < self.cap:
+                    self.parts[key].append(chunk[: self.cap - self.size[key]])
+                self.size[key] += len(chunk)
+                if self.size[key] > self.cap and self.over is None:
+                    self.over = key
+        except (OSError, ValueError):
+            pass
+        finally:
+            _close(pipe)
+
+    def drain(self, proc: "subprocess.Popen[bytes]", wait: float) -> None:
+        """After the process ended: wait ``wait`` seconds for the pipes to close, then kill the
+        process group (children left behind holding them) and wait a little more."""
+        _join(self.threads, wait)
+        if any(t.is_alive() for t in self.threads):
+            _kill_group(proc)
+            _join(self.threads, 2.0)
+
+    def text(self, key: str) -> str:
+        return _text(b"".join(self.parts[key]))
+
+
+def _join(threads: Sequence[threading.Thread], seconds: float) -> None:
+    end = time.monotonic() + seconds
+    for t in threads:
+        t.join(max(0.0, end - time.monotonic()))
+
+
+def _close(pipe: Any) -> None:
+    try:
+        pipe.close()
+    except (OSError, ValueError):
+        pass
 
 
 def _spawn(
@@ -136,13 +247,18 @@ def _spawn(
 
 
 def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
+    """SIGKILL ``proc``'s process group — also after ``proc`` itself has ended, for the children it
+    left behind (the group outlives its leader while any member lives)."""
     try:
         if os.name == "posix":
             os.killpg(proc.pid, signal.SIGKILL)
         else:  # pragma: no cover - Windows
             proc.kill()
     except (ProcessLookupError, PermissionError, OSError):
-        proc.kill()
+        try:
+            proc.kill()
+        except OSError:
+            pass
 
 
 def _text(data: Optional[bytes]) -> str:
@@ -188,7 +304,11 @@ class Stream:
     stderr is collected in the background (so the child never blocks on a full pipe), and
     :meth:`finish` returns the same :class:`Result` :func:`run` would, with a signal named
     (``"python was killed by SIGSEGV"``). The child runs in its own process group, so
-    :meth:`kill` also ends processes it forked.
+    :meth:`kill` also ends processes it forked — also after the child itself has ended.
+
+    Bounds: more than :data:`OUTPUT_CAP` bytes on stdout (in all, or in one line) get the child
+    killed (``finish`` says so); of stderr
+    only the newest :data:`OUTPUT_CAP` characters are kept (:meth:`stderr_size` still counts all).
 
     Attributes:
         argv: the command.
@@ -197,14 +317,17 @@ class Stream:
     LINE, EOF, TIMEOUT = "line", "eof", "timeout"
 
     def __init__(self, argv: Tuple[str, ...], proc: "Optional[subprocess.Popen[bytes]]",
-                 error: Optional[str] = None):
+                 error: Optional[str] = None, max_output: int = OUTPUT_CAP):
         self.argv = argv
         self._proc = proc
         self._error = error
         self._start = time.monotonic()
         self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
         self._stderr: list = []
+        self._stderr_dropped = 0  # characters dropped from the front of _stderr (the cap)
         self._stderr_lock = threading.Lock()
+        self._cap = max_output
+        self._overflow: Optional[str] = None
         self._eof = proc is None
         self._killed_after: Optional[float] = None
         self._threads = []
@@ -216,15 +339,53 @@ class Stream:
 
     def _pump_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
-        for raw in self._proc.stdout:
-            self._lines.put(_text(raw).rstrip("\r\n"))
-        self._lines.put(None)
+        pipe, total = self._proc.stdout, 0
+        try:
+            while True:
+                raw = pipe.readline(self._cap + 1)
+                if not raw:
+                    break
+                total += len(raw)
+                if total > self._cap:
+                    self._overflow = self._overflow or "stdout"
+                    _kill_group(self._proc)
+                    break
+                self._lines.put(_text(raw).rstrip("\r\n"))
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._lines.put(None)
+            _close(pipe)
 
     def _pump_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
-        for raw in self._proc.stderr:
-            with self._stderr_lock:
-                self._stderr.append(_text(raw))
+        import codecs
+
+        pipe = self._proc.stderr
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        try:
+            fd = pipe.fileno()
+            while True:
+                chunk = os.read(fd, _CHUNK)
+                self._add_stderr(decoder.decode(chunk, final=not chunk))
+                if not chunk:
+                    break
+        except (OSError, ValueError):
+            pass
+        finally:
+            _close(pipe)
+
+    def _add_stderr(self, text: str) -> None:
+        """Append stderr text, dropping the oldest chunks beyond the cap."""
+        if not text:
+            return
+        with self._stderr_lock:
+            self._stderr.append(text)
+            kept = sum(len(x) for x in self._stderr)
+            while kept > self._cap and len(self._stderr) > 1:
+                gone = self._stderr.pop(0)
+                self._stderr_dropped += len(gone)
+                kept -= len(gone)
 
     @property
     def pid(self) -> Optional[int]:
@@ -240,7 +401,7 @@ class Stream:
         if self._eof:
             return self.EOF, ""
         try:
-            line = self._lines.get(timeout=max(timeout, 0.0))
+            line = self._lines.get(timeout=min(max(timeout, 0.0), threading.TIMEOUT_MAX))
         except queue.Empty:
             return self.TIMEOUT, ""
         if line is None:
@@ -251,23 +412,27 @@ class Stream:
     def stderr_size(self) -> int:
         """How many stderr characters have arrived so far (a mark for :meth:`stderr_since`)."""
         with self._stderr_lock:
-            return sum(len(x) for x in self._stderr)
+            return self._stderr_dropped + sum(len(x) for x in self._stderr)
 
     def stderr_since(self, mark: int = 0) -> str:
-        """stderr text after ``mark`` characters (all of it by default)."""
+        """stderr text after ``mark`` characters (all that is kept, by default)."""
         with self._stderr_lock:
-            return "".join(self._stderr)[mark:]
+            return "".join(self._stderr)[max(0, mark - self._stderr_dropped):]
 
     def kill(self, after: Optional[float] = None) -> None:
-        """SIGKILL the child's whole process group; ``after`` (seconds) is the timeout to report."""
-        if self._proc is not None and self._proc.poll() is None:
+        """SIGKILL the child's whole process group; ``after`` (seconds) is the timeout to report.
+
+        Also after the child has ended: processes it left behind in its group are killed (they
+        would hold its pipes open)."""
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
             self._killed_after = after
-            _kill_group(self._proc)
+        _kill_group(self._proc)
 
     def _rest(self, join: float) -> str:
         """After the child ended: wait ``join`` seconds for the readers, return the unread stdout lines."""
-        for t in self._threads:
-            t.join(timeout=join)
+        _join(self._threads, join)
         rest = []
         while True:
             try:
@@ -281,32 +446,34 @@ class Stream:
     def finish(self, timeout: float = 5.0) -> Result:
         """Wait for the child to end (killing it after ``timeout`` seconds) and describe how it ended.
 
+        Children it left behind holding its pipes are killed (its process group) after
+        :data:`_DRAIN` seconds; this method never waits on them longer.
+
         Returns:
             A :class:`Result` with the remaining stdout lines, all stderr, and ``error`` saying
             "timed out after N s" (when :meth:`kill` was given ``after``), "was killed by
-            SIGSEGV", "exited with status 1", or "not found"; this method does not raise.
+            SIGSEGV", "exited with status 1", "printed more than 8 MiB on stdout", or "not found";
+            this method does not raise.
         """
         name = os.path.basename(self.argv[0]) if self.argv else "?"
         if self._proc is None:
             return Result(self.argv, None, "", "", 0.0, self._error)
         try:
-            self._proc.wait(timeout=timeout)
+            self._proc.wait(timeout=min(max(timeout, 0.0), threading.TIMEOUT_MAX))
         except subprocess.TimeoutExpired:
             self.kill(self._killed_after if self._killed_after is not None else timeout)
             self._proc.wait()
+        _join(self._threads, _DRAIN)
+        if any(t.is_alive() for t in self._threads):
+            _kill_group(self._proc)  # a child left behind holds the pipes
         rest = self._rest(2.0)
-        for stream in (self._proc.stdout, self._proc.stderr):
-            if stream is not None:
-                stream.close()
         rc = self._proc.returncode
         seconds = time.monotonic() - self._start
-        error = None
-        if self._killed_after is not None:
+        error = exit_text(name, rc)
+        if self._overflow:
+            error, rc = f"{name} printed more than {_mib(self._cap)} on {self._overflow}; it was killed", None
+        elif self._killed_after is not None:
             error, rc = f"{name} timed out after {self._killed_after:g} s", None
-        elif rc < 0:
-            error = f"{name} was killed by {_signal_name(-rc)}"
-        elif rc != 0:
-            error = f"{name} exited with status {rc}"
         return Result(self.argv, rc, rest, self.stderr_since(), seconds, error)
 
 

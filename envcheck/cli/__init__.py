@@ -11,7 +11,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from envcheck import __version__
 from envcheck.errors import EnvcheckError
@@ -57,11 +57,55 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _ensure_streams() -> None:
-    """A closed stdout/stderr (``envcheck … >&-``) becomes /dev/null instead of a crash."""
+    """A closed stdout/stderr (``envcheck … >&-``) becomes /dev/null instead of a crash, and a
+    character the terminal's encoding lacks (``—`` under ``LC_ALL=C`` or ``PYTHONIOENCODING=ascii``)
+    is written as an escape (``\\u2014``) instead of raising UnicodeEncodeError."""
     if sys.stdout is None:
         sys.stdout = open(os.devnull, "w")
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass  # not a TextIOWrapper (a test's StringIO) or already closed
+    if not isinstance(sys.stdout, _Output):
+        sys.stdout = _Output(sys.stdout)  # type: ignore[assignment]
+
+
+class OutputError(EnvcheckError, OSError):
+    """Standard output cannot be written (a full disk, ``> /dev/full``, an I/O error). Exit code 1.
+
+    An OSError too, so code that already tolerates a failed write (argparse printing ``--help``)
+    still does."""
+
+    exit_code = 1
+
+
+class _Output:
+    """``sys.stdout`` whose failed writes (other than a closed pipe) raise :class:`OutputError`."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _silence_stdout() -> None:
@@ -77,7 +121,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Run envcheck; returns the exit code.
 
     Commands set ``args.exit_code`` before printing, so a reader that closes the pipe early
-    (``| head -1``) does not change the exit code.
+    (``| head -1``) does not change the exit code. Standard output that cannot be written (a full
+    disk, ``> /dev/full``) is a one-line error and exit 1.
     """
     _ensure_streams()
     parser = build_parser()
@@ -86,8 +131,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.run(args) or 0)
+        code = int(args.run(args) or 0)
+        sys.stdout.flush()  # a write error shows here, not as a traceback at exit
+        return code
     except EnvcheckError as exc:
+        if isinstance(exc, OutputError):
+            _silence_stdout()  # the unwritten rest would fail again at exit
         sys.stderr.write(f"envcheck: error: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:

@@ -19,12 +19,15 @@ examples:
 
 The same rules `envcheck verify` uses (matrices/diagnoses.toml) are applied to the text; the cause
 and fix are made specific with what envcheck can see of this machine (glibc, WSL, Python) and the
-compatibility matrix (which build carries your GPU's arch, which CUDA your driver runs). Known
-messages include: sm_XY is not compatible · no kernel image is available · driver too old (found
-version N) · GLIBC_2.xx not found · libcudnn/libcudart/libcuda cannot open shared object file ·
-torchvision::nms does not exist · Dynamo is not supported on Python 3.x+ · no C compiler for
-torch.compile · Triton missing · Torch not compiled with CUDA enabled · Docker "could not select
-device driver" · HIP invalid device function.
+compatibility matrix (which build carries your GPU's arch, which CUDA your driver runs) — and with
+what the text itself says (a driver's "found version 12080" shapes the fix for an arch message).
+Root causes (torch does not load) are listed first. Known messages include: sm_XY is not
+compatible · no kernel image is available · driver too old (found version N) · GLIBC_2.xx not
+found · libtorch_cpu/libcudnn/libcudart/libcuda cannot open shared object file · No module named
+torch._C · No module named 'torchvision' · torchvision::nms does not exist · Dynamo is not
+supported on Python 3.x+ · no C compiler or Python.h for torch.compile · Triton missing · Torch
+not compiled with CUDA enabled · Docker "could not select device driver" · HIP invalid device
+function. A value no real message has ("found version 0") is called garbled, not explained.
 
 exit codes: 0 explained · 1 not a message envcheck recognises · 2 bad input
 """
@@ -51,7 +54,8 @@ def read_text(args: argparse.Namespace) -> str:
     from envcheck.errors import UsageError
 
     if args.text == ["-"] or (not args.text and not sys.stdin.isatty()):
-        text = sys.stdin.read()
+        raw = getattr(sys.stdin, "buffer", None)
+        text = raw.read().decode("utf-8", "replace") if raw is not None else sys.stdin.read()
     else:
         text = " ".join(args.text)
     if not text.strip():

@@ -31,10 +31,12 @@ def add_parser(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", action="store_true", help="print the Machine as JSON")
     p.add_argument("-o", "--output", metavar="FILE", type=Path,
-                   help="write the Machine to FILE (TOML) for `envcheck plan --machine FILE`")
-    p.add_argument("--force", action="store_true", help="replace FILE if it exists")
+                   help="write the Machine to FILE (TOML) for `envcheck plan --machine FILE`; missing folders "
+                        "are created")
+    p.add_argument("--force", action="store_true", help="replace FILE if it exists (a regular file only)")
     p.add_argument("--timeout", type=float, default=5.0, metavar="S",
-                   help="seconds each tool (nvidia-smi, rocminfo, docker) may take (default 5)")
+                   help="seconds each tool (nvidia-smi, rocminfo, docker) may take (default 5); a tool that "
+                        "prints more than 8 MiB is stopped too")
     p.add_argument("--no-docker", dest="docker", action="store_false", help="do not ask docker")
     p.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
     p.set_defaults(run=run)
@@ -44,10 +46,15 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.errors import DataFileError, UsageError
     from envcheck.probe import load_probe_matrix, probe_machine
 
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    from envcheck.cli.verify import check_timeout
+
+    check_timeout(args.timeout)
     if args.output is not None and args.output.is_dir():
         raise UsageError(f"-o {args.output}: is a directory; give a file name such as {args.output / 'machine.toml'}")
+    if args.output is not None:
+        from envcheck.render.write import check_output_file
+
+        check_output_file(args.output, args.force, "-o")
     try:
         matrix = load_probe_matrix(args.matrices)
     except DataFileError as exc:
@@ -72,17 +79,18 @@ def write_machine(path: Path, machine: Any, force: bool) -> Path:
 
     Raises:
         OutputExistsError: ``path`` exists and ``force`` is false.
-        UsageError: the folder cannot be written.
+        UsageError: ``path`` is not a regular file (a device, a folder), or cannot be written
+            (missing folders are created).
     """
     import tomli_w
 
     from envcheck.machine.io import machine_document
-    from envcheck.render.write import write_outputs
+    from envcheck.render.write import write_output_file
 
     text = ("# envcheck probe: this machine, each fact with how it was found ([machine.how]).\n"
             "# Plan for it anywhere with: envcheck plan --machine " + path.name + "\n"
             + tomli_w.dumps(machine_document(machine)))
-    return write_outputs(path.parent, {path.name: text}, force)[0]
+    return write_output_file(path, text, force, "-o")
 
 
 def render_text(m: Any, wrote: Any = None) -> str:

@@ -44,8 +44,9 @@ Each check runs in a worker process with a timeout: a hang, a crash (the signal 
 exception is that check's result, and a fresh worker runs the rest. On a machine without a GPU the
 CPU forms run and the device checks skip, saying why.
 
-exit codes: 0 every check passed (warnings allowed) · 1 a check failed · 2 bad input (missing
-interpreter, malformed lock or facts file)
+exit codes: 0 every check passed (warnings allowed) · 1 a check failed · 2 bad input (a missing or
+unusable interpreter — one that cannot run envcheck's collector —, a malformed lock or facts file,
+a --save-facts target that cannot be written)
 """
 
 
@@ -64,18 +65,39 @@ def add_parser(sub: Any) -> None:
                    help="seconds per check before it counts as hung (import ×2, torch_compile ×5); default 60")
     p.add_argument("--facts", metavar="FILE", type=Path,
                    help="judge saved facts (a `verify --json` report or its facts) instead of running anything")
-    p.add_argument("--save-facts", metavar="FILE", type=Path, help="also write the collected facts to FILE (JSON)")
+    p.add_argument("--save-facts", metavar="FILE", type=Path,
+                   help="also write the collected facts to FILE (JSON; missing folders are created; checked "
+                        "before anything runs)")
     p.add_argument("--force", action="store_true", help="let --save-facts replace an existing file")
     p.add_argument("--json", action="store_true", help="print {checks: [...], facts: {...}}")
     p.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
     p.set_defaults(run=run)
 
 
-def parse_checks(text: Optional[str], flag: str) -> List[str]:
-    """``"matmul, lock"`` → ``["matmul", "lock"]``.
+#: The longest ``--timeout`` accepted (seconds): a day per check is already no timeout at all.
+MAX_TIMEOUT = 86400.0
+
+
+def check_timeout(value: float, flag: str = "--timeout") -> float:
+    """``value`` if it is a finite number of seconds > 0 and ≤ :data:`MAX_TIMEOUT`.
 
     Raises:
-        UsageError: an unknown check name (the known ones are listed).
+        UsageError: ``nan``, ``inf``, ``0``, ``-1``, ``1e309`` (exit 2).
+    """
+    import math
+
+    from envcheck.errors import UsageError
+
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
+        raise UsageError(f"{flag} {value:g}: expected a number of seconds > 0 and ≤ {MAX_TIMEOUT:g}")
+    return value
+
+
+def parse_checks(text: Optional[str], flag: str) -> List[str]:
+    """``"matmul, lock"`` → ``["matmul", "lock"]``; ``None`` (flag not given) → ``[]``.
+
+    Raises:
+        UsageError: an unknown check name (the known ones are listed), or a flag given an empty list.
     """
     import difflib
 
@@ -83,6 +105,8 @@ def parse_checks(text: Optional[str], flag: str) -> List[str]:
     from envcheck.verify.facts import CHECKS
 
     names = [n.strip() for n in (text or "").split(",") if n.strip()]
+    if text is not None and not names:
+        raise UsageError(f"{flag} {text!r}: no check named; give a comma-separated list of: {', '.join(CHECKS)}")
     for n in names:
         if n not in CHECKS:
             close = difflib.get_close_matches(n, CHECKS, n=3)
@@ -96,19 +120,28 @@ def find_interpreter(text: Optional[str]) -> str:
     this one.
 
     Raises:
-        UsageError: no such file, no interpreter in the folder, or not executable.
+        UsageError: empty, no such file, a broken link, no interpreter in the folder, or not executable.
     """
     from envcheck.errors import UsageError
 
-    if not text:
+    if text is None:
         return sys.executable
+    if not text.strip():
+        raise UsageError("--python '': give an interpreter (a venv's bin/python) or an environment folder")
     p = Path(text).expanduser()
     if p.is_dir():
-        for rel in ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe"):
+        rels = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")
+        for rel in rels:
             if (p / rel).exists():
                 return str((p / rel).absolute())
+        broken = [rel for rel in rels if (p / rel).is_symlink()]
+        if broken:
+            raise UsageError(f"--python {text}: {broken[0]} is a broken link (to {os.readlink(str(p / broken[0]))}); "
+                             "the interpreter this environment was made from is gone — recreate the environment")
         raise UsageError(f"--python {text}: a folder without bin/python (or python.exe) in it; give the "
                          "interpreter itself or a venv/conda environment folder")
+    if p.is_symlink() and not p.exists():
+        raise UsageError(f"--python {text}: a broken link (to {os.readlink(str(p))})")
     if not p.exists():
         raise UsageError(f"--python {text}: no such interpreter")
     if not os.access(str(p), os.X_OK):
@@ -120,7 +153,8 @@ def selected_checks(args: argparse.Namespace) -> List[str]:
     """The checks ``--checks``/``--skip`` leave, in report order; ``--timeout`` checked too.
 
     Raises:
-        UsageError: an unknown check, none left, or a timeout that is not positive.
+        UsageError: an unknown check, an empty list, none left, or a timeout that is not a finite
+            positive number of seconds.
     """
     from envcheck.errors import UsageError
     from envcheck.verify.facts import CHECKS
@@ -130,8 +164,7 @@ def selected_checks(args: argparse.Namespace) -> List[str]:
     checks = [c for c in CHECKS if c in wanted and c not in skip]
     if not checks:
         raise UsageError("--checks/--skip leave no check to run")
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    check_timeout(args.timeout)
     return checks
 
 
@@ -139,10 +172,10 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.verify.facts import probes_for
 
     checks = selected_checks(args)
-    if args.save_facts and args.save_facts.exists() and not args.force:
-        from envcheck.errors import OutputExistsError
+    if args.save_facts:
+        from envcheck.render.write import check_output_file
 
-        raise OutputExistsError([str(args.save_facts)])
+        check_output_file(args.save_facts, args.force, "--save-facts")
     lock = None
     if args.lock:
         from envcheck.verify.lock import load_lock
@@ -160,7 +193,31 @@ def run(args: argparse.Namespace) -> int:
     else:
         python = find_interpreter(args.python)
         facts, matrix, machine = collect_live(python, probes_for(checks), args)
+        unusable(facts, args.python)
     return report(args, facts, lock, machine, matrix, checks, t0)
+
+
+def unusable(facts: Any, given: Optional[str]) -> None:
+    """Bad input, not a failed check: the interpreter never ran envcheck's collector (``/bin/true``,
+    Python 2, a program that is not Python).
+
+    Raises:
+        UsageError: saying what it did instead (exit 2).
+    """
+    from envcheck.errors import UsageError
+
+    from envcheck.verify.diagnose import SHORT_TIMEOUT
+
+    col = facts.section("collector")
+    err = col.get("error")
+    if err and not facts.section("runs") and not facts.section("python"):
+        flag = f"--python {given}" if given else "this interpreter"
+        timeout = col.get("timeout")
+        if col.get("stalled") and isinstance(timeout, (int, float)) and timeout < SHORT_TIMEOUT:
+            raise UsageError(f"--timeout {timeout:g}: too small — {err}\n  starting Python alone takes a moment; "
+                             "use the default (60 s per check)")
+        raise UsageError(f"{flag}: not a usable Python (≥ 3.7) for verify — {err}\n  give a venv's bin/python, "
+                         "a conda env's python, or the environment folder itself")
 
 
 def report(args: argparse.Namespace, facts: Any, lock: Any, machine: Any, matrix: Any, checks: List[str],
@@ -172,9 +229,10 @@ def report(args: argparse.Namespace, facts: Any, lock: Any, machine: Any, matrix
     results = diagnose(facts, lock, machine, matrix, checks)
     elapsed = time.monotonic() - t0
     if getattr(args, "save_facts", None):
-        from envcheck.render.write import write_atomic
+        from envcheck.render.write import write_output_file
 
-        write_atomic(args.save_facts, json.dumps(facts.to_dict(), indent=1) + "\n")
+        write_output_file(args.save_facts, json.dumps(facts.to_dict(), indent=1) + "\n",
+                          getattr(args, "force", False), "--save-facts")
     args.exit_code = 1 if any(c.status == "fail" for c in results) else 0
     if args.json:
         doc = {"checks": [c.to_dict() for c in results], "facts": facts.to_dict(), **(extra or {})}
@@ -190,28 +248,39 @@ def collect_live(python: str, probes: List[str], args: argparse.Namespace, start
 
     ``start`` is the runner seam for the worker (default :func:`envcheck.runner.start`; ``envcheck
     docker verify`` passes one that runs it in a container)."""
+    from envcheck import runner
     from envcheck.verify.collect import collect
 
     out: dict = {}
     status = _Progress(len(probes)) if sys.stderr.isatty() and not os.environ.get("CI") else None
-    seam = {"start": start} if start is not None else {}
+    streams: List[Any] = []
+
+    def tracked(argv: Any, env: Any = None, cwd: Any = None) -> Any:
+        stream = (start or runner.start)(argv, env=env)
+        streams.append(stream)
+        return stream
 
     def work() -> None:
         try:
-            out["facts"] = collect(python, probes, args.timeout, progress=status.update if status else None, **seam)
+            out["facts"] = collect(python, probes, args.timeout, progress=status.update if status else None,
+                                   start=tracked)
         except BaseException as exc:  # re-raised in the main thread
             out["error"] = exc
 
     t = threading.Thread(target=work, daemon=True)
     t.start()
-    from envcheck.matrix import load_matrix
-    from envcheck.probe import probe_machine
-
-    matrix = load_matrix(args.matrices)
-    machine = probe_machine(matrix, docker=False)  # the GPUs and driver matter here, not Docker
     try:
+        from envcheck.matrix import load_matrix
+        from envcheck.probe import probe_machine
+
+        matrix = load_matrix(args.matrices)
+        machine = probe_machine(matrix, docker=False)  # the GPUs and driver matter here, not Docker
         while t.is_alive():
             t.join(0.1)
+    except BaseException:
+        for stream in streams:  # the workers run in their own session: Ctrl-C (or an error here) does not end them
+            stream.kill()
+        raise
     finally:
         if status:
             status.stop()

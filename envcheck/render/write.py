@@ -50,21 +50,70 @@ def _unlink(p: "os.PathLike[str] | str") -> None:
         pass
 
 
+def not_regular(paths: List[Path]) -> None:
+    """Refuse targets that exist and are not regular files (a device such as /dev/null, a folder,
+    a FIFO) — even with ``--force``, which only lets a *file* be replaced.
+
+    Raises:
+        UsageError: listing them.
+    """
+    odd = [str(t) for t in paths if t.exists() and not t.is_file()]
+    if odd:
+        raise UsageError("refusing to replace something that is not a regular file (even with --force):\n"
+                         + "\n".join(f"  {p}" for p in odd))
+
+
+def check_output_file(path: Path, force: bool = False, flag: str = "-o") -> Path:
+    """Check, before any work is done, that ``path`` can be written by :func:`write_output_file`.
+
+    Raises:
+        UsageError: ``path`` is not a regular file (a device, a folder), a parent is a file.
+        OutputExistsError: it exists and ``force`` is false.
+    """
+    path = Path(path)
+    if str(path) in ("", ".") or path.name in ("", ".", ".."):
+        raise UsageError(f"{flag} {path}: give a file name")
+    not_regular([path])
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"{flag} {path}: {parent} is not a directory")
+            break
+    if path.exists() and not force:
+        raise OutputExistsError([str(path)])
+    return path
+
+
+def write_output_file(path: Path, text: str, force: bool = False, flag: str = "-o") -> Path:
+    """Write one user-named file atomically, creating its folder if needed (checked first with
+    :func:`check_output_file`).
+
+    Raises:
+        UsageError / OutputExistsError: as :func:`check_output_file`; or the folder cannot be
+            created or written (disk full, permission denied) — nothing half-written is left.
+    """
+    path = check_output_file(path, force, flag)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
+    return path
+
+
 def write_outputs(directory: Path, files: Dict[str, str], force: bool = False) -> List[Path]:
     """Write ``files`` (name → text) into ``directory``, creating it if needed.
 
     Raises:
         OutputExistsError: some targets exist and ``force`` is false (nothing is written).
-        UsageError: ``directory`` is a file, or cannot be created / written.
+        UsageError: ``directory`` is a file, or cannot be created / written; a target is not a
+            regular file.
     """
     d = Path(directory)
     if d.exists() and not d.is_dir():
         raise UsageError(f"-o {d}: exists and is not a directory")
     targets = [d / name for name in files]
-    odd = [str(t) for t in targets if t.exists() and not t.is_file()]
-    if odd:
-        raise UsageError("refusing to replace something that is not a regular file (even with --force):\n"
-                         + "\n".join(f"  {p}" for p in odd))
+    not_regular(targets)
     if not force:
         existing = [str(t) for t in targets if t.exists()]
         if existing:

@@ -38,15 +38,20 @@ def explain(text: str, matrix: Any, machine: Any = None, facts: Any = None) -> l
     """Every diagnosis rule that matches ``text`` (an error message or traceback), rendered with
     what is known about this machine (``machine`` from probe) and, optionally, saved ``facts``.
 
+    What the text itself states (the driver's CUDA in "found version 12080") counts too: a fix for
+    another message in it then fits that driver.
+
     Returns:
-        A list of :class:`~envcheck.verify.rules.Finding` (empty: envcheck does not recognise it).
+        A list of :class:`~envcheck.verify.rules.Finding` in rule-file order — root causes (loading
+        torch, glibc, libraries) first (empty: envcheck does not recognise it).
     """
     from envcheck.verify.context import Context
     from envcheck.verify.facts import Facts
-    from envcheck.verify.rules import load_rules, match
+    from envcheck.verify.rules import load_rules, match, text_hints
 
-    ctx = Context(facts or Facts(), matrix, None, machine)
-    return match(load_rules(matrix), text, ctx, check=None, first=False)
+    rules = load_rules(matrix)
+    ctx = Context(facts or Facts(), matrix, None, machine, hints=text_hints(rules, text))
+    return match(rules, text, ctx, check=None, first=False)
 
 
 __all__ = ["CHECKS", "Check", "Facts", "Finding", "Lock", "collect", "diagnose", "explain", "load_facts",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from envcheck import runner
-from envcheck.verify.facts import SCHEMA, Facts
+from envcheck.verify.facts import SCHEMA, Facts, run_problem, section_problem
 
 #: The collector script, run by path in the target interpreter (stdlib + torch only).
 COLLECTOR = Path(__file__).resolve().parent / "collector.py"
@@ -54,93 +54,161 @@ def collect(
 
     Returns:
         Facts whose ``runs`` hold one record per probe that started; ``collector`` says how many
-        workers it took and, when the interpreter could not run the collector at all, why.
+        workers it took and, when the interpreter could not run the collector at all, why
+        (``error``). A fresh worker is started only after one that finished a probe: a worker that
+        makes no progress ends the collection, so at most one worker per probe (+1) ever runs.
+        Every line the worker prints is checked (:func:`envcheck.verify.facts.run_problem`): a
+        malformed result becomes that probe's error, a malformed section is left out (``notes``).
     """
     data: Dict[str, Any] = {"schema": SCHEMA, "collector": {"python": python, "workers": 0, "timeout": timeout},
                             "runs": {}}
     runs: Dict[str, Any] = data["runs"]
     remaining: List[str] = list(probes)
-    while remaining:
+    while remaining and data["collector"]["workers"] <= len(probes):
         data["collector"]["workers"] += 1
-        progressed = _one_worker(python, remaining, timeout, start, env, data, progress)
+        before = len(remaining)
+        _one_worker(python, remaining, timeout, start, env, data, progress)
         imp = runs.get("import_torch")
         if imp is not None and imp.get("outcome") != "ok":
             break  # nothing else can run without torch
-        if not progressed:
-            break
+        if len(remaining) >= before or "error" in data["collector"]:
+            break  # no progress: another worker would do the same
     return Facts(data)
 
 
+class _Worker:
+    """What one worker said so far."""
+
+    def __init__(self) -> None:
+        self.current: Optional[str] = None
+        self.began = time.monotonic()
+        self.mark = 0
+        self.said_hello = self.started = False
+        self.finished = 0
+        self.stray: Optional[str] = None  # the first line that was not the collector's protocol
+
+
 def _one_worker(python: str, remaining: List[str], timeout: float, start: Callable[..., runner.Stream],
-                env: Optional[Mapping[str, str]], data: Dict[str, Any], progress: Optional[Progress]) -> bool:
-    """Run one worker over ``remaining`` (removing what it finishes); False if nothing progressed."""
-    runs = data["runs"]
+                env: Optional[Mapping[str, str]], data: Dict[str, Any], progress: Optional[Progress]) -> None:
+    """Run one worker over ``remaining``, removing each probe it finishes (or that hangs or crashes
+    it); a worker that cannot run the collector at all leaves ``data["collector"]["error"]``."""
     argv = [python, str(COLLECTOR), "--checks", ",".join(remaining), "--timeout", f"{timeout:g}"]
     stream = start(argv, env=env)
-    current: Optional[str] = None
-    began = time.monotonic()
-    mark = 0
-    said_hello = started = False
-    finished = 0
+    w = _Worker()
     while True:
         # until its first probe starts, a worker is starting Python and importing torch
-        name = current or (remaining[0] if remaining and started else "import_torch")
+        name = w.current or (remaining[0] if remaining and w.started else "import_torch")
         limit = probe_timeout(name, timeout)
-        kind, line = stream.readline(max(0.0, began + limit - time.monotonic()))
+        left = w.began + limit - time.monotonic()
+        kind, line = stream.readline(max(0.0, left)) if left > 0 else (runner.Stream.TIMEOUT, "")
         if kind == runner.Stream.TIMEOUT:
-            stream.kill(after=limit)
-            res = stream.finish()
-            victim = current or (remaining[0] if remaining else None)
-            if victim is None:
-                return finished > 0
-            runs[victim] = {"outcome": "timeout", "timeout": round(limit, 3), "seconds": round(time.monotonic() - began, 3),
-                            "stderr": res.stderr[mark:][-STDERR_KEEP:]}
-            _done(remaining, victim, runs, progress)
-            return True
+            _timed_out(stream, w, limit, python, remaining, data, progress)
+            return
         if kind == runner.Stream.EOF:
-            res = stream.finish()
-            if current is not None:
-                run: Dict[str, Any] = {"outcome": "crash", "seconds": round(time.monotonic() - began, 3),
-                                       "stderr": res.stderr[mark:][-STDERR_KEEP:]}
-                if res.signal:
-                    run["signal"] = res.error.rsplit(" by ", 1)[-1] if res.error else f"signal {res.signal}"
-                else:
-                    run["exit"] = res.error or "the worker ended without a result"
-                runs[current] = run
-                _done(remaining, current, runs, progress)
-                return True
-            if not said_hello:
-                data["collector"]["error"] = _startup_error(python, res)
-            elif not finished:
-                data["collector"]["error"] = f"the worker ended between checks: {res.error or 'no done line'}"
-            return finished > 0
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue  # not ours (the protocol fd is separate, but be lenient)
-        kind_ = event.get("event")
-        if kind_ == "hello":
-            said_hello = True
-            for key in ("python", "platform", "env", "packages"):
-                data.setdefault(key, event.get(key))
-            began = time.monotonic()
-        elif kind_ == "start":
-            started = True
-            current = event.get("check")
-            began = time.monotonic()
-            mark = stream.stderr_size()
-            if progress:
-                progress(str(current), None)
-        elif kind_ == "result":
-            name = str(event.get("check"))
-            runs[name] = {k: v for k, v in event.items() if k not in ("event", "check")}
-            current = None
-            began = time.monotonic()
-            finished += 1
-            _done(remaining, name, runs, progress)
-        elif kind_ == "done":
-            stream.finish()
-            return True
+            _ended(stream, w, python, remaining, data, progress)
+            return
+        event = _event(line)
+        if event is None:
+            w.stray = w.stray or line.strip()[:200] or None
+            continue
+        if _handle(event, stream, w, remaining, data, progress):
+            return
+
+
+def _event(line: str) -> Optional[Dict[str, Any]]:
+    """A protocol line as an object with a string ``event``, else ``None`` (not ours)."""
+    try:
+        event = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None
+
+
+def _handle(event: Dict[str, Any], stream: runner.Stream, w: _Worker, remaining: List[str], data: Dict[str, Any],
+            progress: Optional[Progress]) -> bool:
+    """Act on one protocol event; True when the worker is done."""
+    kind = event["event"]
+    if kind == "hello":
+        w.said_hello = True
+        for key in ("python", "platform", "env", "packages"):
+            value = event.get(key)
+            problem = section_problem(key, value)
+            if problem:
+                _note(data, f"the worker's {key} facts were left out ({key}{problem[0]}: {problem[1]})")
+            elif value is not None:
+                data.setdefault(key, value)
+        w.began = time.monotonic()
+    elif kind == "start" and event.get("check") in remaining and w.said_hello:
+        w.started = True
+        w.current = event["check"]
+        w.began = time.monotonic()
+        w.mark = stream.stderr_size()
+        if progress:
+            progress(str(w.current), None)
+    elif kind == "result" and event.get("check") in remaining and w.said_hello:
+        name = str(event["check"])
+        run = {k: v for k, v in event.items() if k not in ("event", "check")}
+        problem = run_problem(name, run)
+        if problem:
+            run = {"outcome": "error", "seconds": 0.0,
+                   "error": {"type": "MalformedResult",
+                             "message": f"the collector's result was malformed: {name}{problem[0]}: {problem[1]}"}}
+        data["runs"][name] = run
+        w.current = None
+        w.began = time.monotonic()
+        w.finished += 1
+        _done(remaining, name, data["runs"], progress)
+    elif kind == "done" and w.said_hello:
+        _ended(stream, w, data["collector"]["python"], remaining, data, progress,
+               early="the worker said it was done before this check's result")
+        return True
+    return False
+
+
+def _timed_out(stream: runner.Stream, w: _Worker, limit: float, python: str, remaining: List[str],
+               data: Dict[str, Any], progress: Optional[Progress]) -> None:
+    stream.kill(after=limit)
+    res = stream.finish()
+    if not w.said_hello:
+        why = f"it printed nothing envcheck understands within {limit:g} s"
+        data["collector"]["error"] = _startup_error(python, res, why, w.stray)
+        data["collector"]["stalled"] = True
+        return
+    victim = w.current or (remaining[0] if remaining else None)
+    if victim is None:
+        return
+    data["runs"][victim] = {"outcome": "timeout", "timeout": round(limit, 3),
+                            "seconds": round(time.monotonic() - w.began, 3),
+                            "stderr": res.stderr[w.mark:][-STDERR_KEEP:]}
+    _done(remaining, victim, data["runs"], progress)
+
+
+def _ended(stream: runner.Stream, w: _Worker, python: str, remaining: List[str], data: Dict[str, Any],
+           progress: Optional[Progress], early: Optional[str] = None) -> None:
+    """The worker ended (EOF), or said ``done`` (``early`` says what that means for a running check)."""
+    res = stream.finish()
+    if w.current is not None and early:
+        data["runs"][w.current] = {"outcome": "crash", "seconds": round(time.monotonic() - w.began, 3),
+                                   "exit": early, "stderr": res.stderr[w.mark:][-STDERR_KEEP:]}
+        _done(remaining, w.current, data["runs"], progress)
+    elif w.current is not None:
+        run: Dict[str, Any] = {"outcome": "crash", "seconds": round(time.monotonic() - w.began, 3),
+                               "stderr": res.stderr[w.mark:][-STDERR_KEEP:]}
+        if res.signal:
+            run["signal"] = res.error.rsplit(" by ", 1)[-1] if res.error else f"signal {res.signal}"
+        else:
+            run["exit"] = res.error or "the worker ended without a result"
+        data["runs"][w.current] = run
+        _done(remaining, w.current, data["runs"], progress)
+    elif not w.said_hello:
+        data["collector"]["error"] = _startup_error(python, res, None, w.stray)
+    elif not w.finished:
+        data["collector"]["error"] = (f"{python}: the worker said it was done without running a check" if early else
+                                      f"the worker ended between checks: {res.error or 'no done line'}")
+
+
+def _note(data: Dict[str, Any], text: str) -> None:
+    data["collector"].setdefault("notes", []).append(text)
 
 
 def _done(remaining: List[str], name: str, runs: Dict[str, Any], progress: Optional[Progress]) -> None:
@@ -150,7 +218,12 @@ def _done(remaining: List[str], name: str, runs: Dict[str, Any], progress: Optio
         progress(name, runs.get(name))
 
 
-def _startup_error(python: str, res: runner.Result) -> str:
+def _startup_error(python: str, res: runner.Result, why: Optional[str] = None, stray: Optional[str] = None) -> str:
+    """Why ``python`` could not run the collector: the exit, the last stderr lines, and what it
+    printed instead of the protocol."""
     tail = " ".join(res.stderr.strip().splitlines()[-3:])[-500:]
-    why = res.error or "it printed nothing"
-    return f"{python} could not run envcheck's collector: {why}" + (f" ({tail})" if tail else "")
+    if why is None:
+        why = res.error or ("it printed something other than envcheck's collector protocol" if stray
+                            else "it printed nothing")
+    said = f"; its output began {ascii(stray[:80])}" if stray else ""
+    return f"{python} could not run envcheck's collector: {why}{said}" + (f" ({tail})" if tail else "")

@@ -483,7 +483,12 @@ def probe_torch_compile(st):
     d.update({"compilers": _which(("cc", "gcc", "g++", "clang", "cl")), "cc_env": os.environ.get("CC"),
               "python": platform.python_version()})
     if not hasattr(torch, "compile"):
-        raise RuntimeError("torch %s has no torch.compile (it arrived in torch 2.0)" % torch.__version__)
+        version = str(getattr(torch, "__version__", "?"))
+        major = re.match(r"(\d+)\.", version)
+        if major and int(major.group(1)) < 2:
+            raise RuntimeError("torch %s has no torch.compile (it arrived in torch 2.0)" % version)
+        raise RuntimeError("torch %s has no torch.compile, which every torch >= 2.0 has: this torch module is "
+                           "incomplete or not the real one (%s)" % (version, getattr(torch, "__file__", "?")))
     seed = _seed(torch)
 
     def fn(x, y):
@@ -667,8 +672,8 @@ def run_probe(name, st):
     except Skip as exc:
         rec["outcome"], rec["reason"] = "skip", str(exc)
     except BaseException as exc:  # noqa: B902 - an exception in a check is that check's result
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+        # KeyboardInterrupt too: the worker runs in its own session, so the user's Ctrl-C never
+        # reaches it — one raised here comes from the code under test.
         rec["outcome"] = "error"
         if st.partial:
             rec["data"] = st.partial

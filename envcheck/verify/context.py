@@ -16,6 +16,9 @@ from envcheck.matrix.model import Build, Release, vkey
 from envcheck.verify.facts import Facts, public_version, variant_of
 from envcheck.verify.lock import Lock
 
+#: Characters before a rule's match kept for helpers (:attr:`Context.before`).
+BEFORE = 200
+
 
 def sm_of(capability: Any) -> Optional[str]:
     """``[12, 0]`` → ``"sm_120"``."""
@@ -60,6 +63,10 @@ class Context:
         lock: the plan's promise, when ``--lock`` was given.
         machine: the probed machine (live runs), else the one saved in the facts, else the lock's.
         groups: named groups of the rule being rendered (set per rule).
+        before: up to :data:`BEFORE` characters of the text just before the rule's match (set per
+            rule; the GPU name in front of "with CUDA capability sm_120 …").
+        hints: facts read from the explained text itself (``cuda_driver_max`` from "found version
+            12080"); they rank below the collected facts and above the probed machine.
     """
 
     facts: Facts
@@ -67,6 +74,8 @@ class Context:
     lock: Optional[Lock] = None
     machine: Optional[Machine] = None
     groups: Dict[str, Optional[str]] = field(default_factory=dict)
+    before: str = ""
+    hints: Dict[str, str] = field(default_factory=dict)
     _plans: Dict[Any, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -115,10 +124,19 @@ class Context:
 
     @property
     def cuda_driver_max(self) -> Optional[str]:
-        return self.facts.driver.get("cuda_max") or (self.machine.cuda_driver_max if self.machine else None)
+        return (self.facts.driver.get("cuda_max") or self.hints.get("cuda_driver_max")
+                or (self.machine.cuda_driver_max if self.machine else None))
+
+    def oldest_python(self) -> Optional[str]:
+        """The oldest Python any torch release in the matrix supports (``"3.7"``)."""
+        from envcheck.matrix.model import python_key
+
+        pys = {py.rstrip("t") for r in self.matrix.releases for pys in r.python.values() for py in pys}
+        return min(pys, key=python_key) if pys else None
 
     def gpus(self) -> List[GpuDevice]:
-        """The GPUs as torch sees them; else as NVML saw them; else the machine's."""
+        """The GPUs as torch sees them; else as NVML saw them; else the one the explained text
+        names; else the machine's."""
         out = []
         for d in self.facts.devices:
             gfx = gfx_of(d.get("gcn_arch"))
@@ -135,6 +153,10 @@ class Context:
                 out.append(GpuDevice("nvidia", g.get("name") or "GPU", sm))
         if out:
             return out
+        arch = self.hints.get("gpu_arch")
+        if arch:  # named by the explained text ("… CUDA capability sm_120 is not compatible …")
+            known = self.matrix.gpus_with_arch(arch)
+            return [GpuDevice("nvidia", known[0].name if known else arch, arch)]
         return list(self.machine.served_gpus) if self.machine else []
 
     # -- matrix lookups -----------------------------------------------------------------------

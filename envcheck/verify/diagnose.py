@@ -20,6 +20,7 @@ from envcheck.verify.facts import CHECKS, Facts, public_version
 from envcheck.verify.lock import Lock
 from envcheck.verify.rules import (
     HELPERS,
+    Garbled,
     arch_report,
     load_rules,
     load_tolerances,
@@ -70,7 +71,8 @@ def diagnose(facts: Facts, lock: Optional[Lock] = None, machine: Optional[Machin
         checks: which checks, in report order (default: all of :data:`CHECKS`).
 
     Returns:
-        One :class:`Check` per requested check.
+        One :class:`Check` per requested check — and ``import_torch`` first, also when not asked
+        for, if torch does not import (every other check would only skip).
     """
     if matrix is None:
         from envcheck.matrix import load_matrix
@@ -78,7 +80,12 @@ def diagnose(facts: Facts, lock: Optional[Lock] = None, machine: Optional[Machin
         matrix = load_matrix()
     ctx = Context(facts, matrix, lock, machine)
     judge = _Judge(ctx)
-    return [judge.check(name) for name in (checks or CHECKS)]
+    names = list(checks or CHECKS)
+    imp = facts.run("import_torch")
+    broken = (imp is not None and imp.get("outcome") != "ok") or (imp is None and facts.section("collector").get("error"))
+    if broken and "import_torch" not in names:
+        names.insert(0, "import_torch")  # the checks asked for cannot run: say why, as a failure
+    return [judge.check(name) for name in names]
 
 
 class _Judge:
@@ -119,8 +126,21 @@ class _Judge:
             return "not run: torch does not import (see import_torch)"
         col = self.facts.section("collector")
         if col.get("error"):
+            if imp is not None:
+                return f"not run: {col['error']}"
             return "not run: the interpreter could not run the collector (see import_torch)"
         return "not run (not in --checks, or not in these facts)"
+
+    def build_unread(self) -> Optional[str]:
+        """Why the build's facts (CUDA, arch list, driver) are unknown — ``"cuda_build did not run"``,
+        ``"cuda_build failed"``, ``"torch does not import; see import_torch"`` — else ``None``."""
+        run = self.facts.run("cuda_build")
+        if run is not None and run.get("outcome") == "ok":
+            return None
+        imp = self.facts.run("import_torch")
+        if imp is not None and imp.get("outcome") != "ok":
+            return "torch does not import; see import_torch"
+        return "cuda_build did not run" if run is None else "cuda_build failed"
 
     def failure(self, name: str, run: Dict[str, Any]) -> Check:
         """A probe that raised, crashed or hung: what happened, and the rule that explains it."""
@@ -134,6 +154,9 @@ class _Judge:
                     f"the check ended its process ({run.get('exit') or 'no result'})")
         elif outcome == "timeout":
             seen = f"no result within {_num(run.get('timeout'))} s; the worker was killed"
+        elif err.get("type") == "KeyboardInterrupt":
+            seen = ("KeyboardInterrupt raised inside the check — by the code under test, not by you: envcheck's "
+                    "workers run in their own session and never get your Ctrl-C")
         else:
             msg = (err.get("message") or "").strip()
             first = msg.splitlines()[0] if msg else ""
@@ -147,6 +170,9 @@ class _Judge:
             f = hits[0]
             return Check(name, "fail", secs, f"{seen} — {f.cause}", f.fix, f.rule)
         generic = GENERIC_FIX.get(outcome or "", "")
+        limit = run.get("timeout")
+        if outcome == "timeout" and isinstance(limit, (int, float)) and limit < SHORT_TIMEOUT:
+            generic = SHORT_TIMEOUT_FIX.format(t=_num(limit), check=name)
         detail = seen + (f"; last stderr lines: {tail}" if tail else "")
         return Check(name, "fail", secs, detail, generic.format(check=name, py=self.facts.interpreter))
 
@@ -192,6 +218,9 @@ class _Judge:
     def no_device_reason(self, short: bool = False) -> str:
         """Why torch sees no GPU, with torch's own first sentence unless ``short``."""
         b = self.facts.build
+        unread = self.build_unread()
+        if unread:
+            return f"unknown: the build was not read ({unread})"
         init = (b.get("errors") or {}).get("init", "")
         said = init.split(":", 1)[-1].strip().split(". ")[0].rstrip(".") if init else ""
         quote = f" (torch: \"{said}\")" if said and not short else ""
@@ -226,6 +255,8 @@ class _Judge:
             ctx.groups = {"sm": str(r["arch"])}
             try:
                 fix = HELPERS["arch_fix"](ctx)
+            except Garbled as exc:  # a capability no GPU has ([0, 0]): say so, suggest nothing
+                fix = f"The facts look edited: {exc}."
             finally:
                 ctx.groups = {}
             why = ("a cubin runs only on GPUs of its own major with an equal or higher minor, PTX only on newer "
@@ -248,10 +279,16 @@ class _Judge:
         if run is None and self.facts.run("import_torch") is None:
             return Check("driver", "skip", detail=self.not_run_reason("driver"))
         if not cuda:
+            if not self.facts.torch and self.build_unread():
+                return Check("driver", "skip", detail=f"unknown: the build was not read ({self.build_unread()}), "
+                                                      "so whether it needs an NVIDIA driver is not known")
             return Check("driver", "skip", detail="not a CUDA build: no NVIDIA driver needed")
         drv, mx = ctx.nvidia_driver, ctx.cuda_driver_max
         if not drv and not mx:
-            return Check("driver", "skip", detail=f"{self.no_device_reason(short=True)}: nothing to compare CUDA {cuda} with")
+            unread = self.build_unread()
+            why = (f"the NVIDIA driver is unknown (it is read with the build, and {unread})" if unread
+                   else self.no_device_reason(short=True))
+            return Check("driver", "skip", detail=f"{why}: nothing to compare CUDA {cuda} with")
         full, floor = ctx.driver_floors(cuda)
         side = "Windows" if ctx.windows_driver else "Linux"
         have = f"{side} driver {drv}" if drv else f"a driver that supports CUDA ≤ {mx}"
@@ -527,6 +564,13 @@ def _last_lines(text: str, n: int) -> str:
 NUMERIC_FIX = ("Wrong numbers from a kernel usually mean a build whose code does not fit this GPU (see arch_compat), "
                "a driver problem, or failing hardware: check arch_compat and driver first, then `nvidia-smi -q` "
                "(ECC, Xid errors in `dmesg`).")
+
+#: A timeout (seconds, as scaled per check) below which running out of it says more about the
+#: budget than about the check: starting Python and importing torch alone take about a second.
+SHORT_TIMEOUT = 1.0
+
+SHORT_TIMEOUT_FIX = ("The timeout ({t} s) is too small to tell a slow check from a hung one: rerun with the "
+                     "default, `envcheck verify --checks {check}` (60 s per check), or more.")
 
 GENERIC_FIX = {
     "crash": ("Run the check alone to see the native stack: `{py} -X faulthandler -c \"import torch; ...\"`, "

@@ -19,10 +19,11 @@ it back, either alone or inside a whole ``verify --json`` report)::
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from envcheck.errors import DataFileError
 
@@ -186,16 +187,26 @@ def load_facts(path: Path) -> Facts:
     """Read a Facts JSON file (or a whole ``verify --json`` report holding one under ``facts``).
 
     Raises:
-        DataFileError: unreadable, not JSON, or a part has the wrong shape (names the key).
+        DataFileError: unreadable, not UTF-8, not JSON (or nested deeper than Python can read), or
+            a part has the wrong shape (names the key).
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise DataFileError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataFileError(path, "", f"not UTF-8 text (byte {exc.start}): facts files are JSON written by "
+                                      "`envcheck verify --json`") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataFileError(path, "", f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise DataFileError(path, "", "invalid facts: JSON nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise DataFileError(path, "", f"invalid JSON: {exc}") from None
     if isinstance(doc, dict) and isinstance(doc.get("facts"), dict) and "checks" in doc:
         doc = doc["facts"]
         prefix = "facts."
@@ -205,10 +216,11 @@ def load_facts(path: Path) -> Facts:
 
 
 def facts_from_dict(doc: Any, path: object = "<facts>", prefix: str = "") -> Facts:
-    """Check the shape of a Facts document.
+    """Check the shape of a Facts document: every field diagnose reads has the type (and, for
+    versions, the form) it must have; unknown extra keys are allowed, ``null`` means absent.
 
     Raises:
-        DataFileError: the document or one of its parts has the wrong shape.
+        DataFileError: the document or one of its parts has the wrong shape (names the key).
     """
     def fail(key: str, msg: str) -> DataFileError:
         return DataFileError(path, f"{prefix}{key}" if key else prefix.rstrip("."), msg)
@@ -227,14 +239,188 @@ def facts_from_dict(doc: Any, path: object = "<facts>", prefix: str = "") -> Fac
     for name, run in runs.items():
         if name not in PROBE_ORDER:
             raise fail(f"runs.{name}", f"unknown probe; known: {', '.join(PROBE_ORDER)}")
-        if not isinstance(run, dict):
-            raise fail(f"runs.{name}", "expected an object")
-        if run.get("outcome") not in OUTCOMES:
-            raise fail(f"runs.{name}.outcome", f"expected one of {', '.join(OUTCOMES)}; got {run.get('outcome')!r}")
-        if "data" in run and not isinstance(run["data"], dict):
-            raise fail(f"runs.{name}.data", "expected an object")
+        problem = run_problem(name, run)
+        if problem:
+            raise fail(f"runs.{name}{problem[0]}", problem[1])
+    for key, spec in SECTIONS.items():
+        problem = shape_problem(doc.get(key), spec)
+        if problem:
+            raise fail(f"{key}{problem[0]}", problem[1])
     if isinstance(doc.get("machine"), dict):
         from envcheck.machine.io import machine_from_dict
 
         machine_from_dict(doc["machine"], path, f"{prefix}machine")
     return Facts(doc)
+
+
+# -- the shape of a Facts document -------------------------------------------------------------
+# A spec is a scalar tag (below), ``{key: spec}`` (an object: those keys, when present and not
+# null, have that shape; other keys are free), ``("list", spec)`` (items never null),
+# ``("map", spec)`` (any keys, values of that shape) or ``("enum", (values…))``.
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _version(v: Any) -> bool:
+    from envcheck.matrix.model import vkey
+
+    if not isinstance(v, str) or len(v) > 64:
+        return False
+    try:
+        vkey(v)
+    except ValueError:
+        return False
+    return True
+
+
+#: Scalar tags: (test, what the error message says was expected).
+SCALARS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2 ** 63, "an integer"),
+    "num": (_finite, "a finite number"),
+    "secs": (lambda v: _finite(v) and v >= 0, "a number of seconds ≥ 0"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "version": (_version, "a version string such as '2.39' or '570.86.16'"),
+    "python": (lambda v: isinstance(v, str) and re.match(r"\d+\.\d+(?!\d)", v) is not None,
+               "a Python version such as '3.12.9'"),
+    "capability": (lambda v: isinstance(v, list) and len(v) == 2 and all(
+        isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1000 for x in v),
+        "[major, minor]: two integers such as [8, 9]"),
+}
+
+
+def _list(spec: Any) -> Tuple[str, Any]:
+    return ("list", spec)
+
+
+def _map(spec: Any) -> Tuple[str, Any]:
+    return ("map", spec)
+
+
+_ERROR = {"type": "str", "message": "str", "traceback": "str"}
+_NUMERIC_ROWS = _list({"device": "str", "dtype": "str", "rel_error": "num", "nonzero": "bool",
+                       "unsupported": "str", "library": "str", "shape": _list("int")})
+
+#: ``runs.<probe>.data`` of each probe (:mod:`envcheck.verify.collector` documents the values).
+PROBE_DATA: Dict[str, Any] = {
+    "import_torch": {"version": "str", "file": "str", "cuda": "version", "hip": "str", "xpu": "str",
+                     "git_version": "str", "debug": "bool", "seconds": "secs", "warnings": _list("str")},
+    "cuda_build": {
+        "cuda": "version", "hip": "str", "xpu": "str", "errors": _map("str"), "config": "str", "cudnn": "int",
+        "cudnn_available": "bool", "nccl": "str", "arch_list": _list("str"), "is_available": "bool",
+        "device_count": "int", "warnings": _list("str"), "mps_built": "bool", "mps_available": "bool",
+        "xpu_available": "bool",
+        "devices": _list({"index": "int", "name": "str", "capability": "capability", "memory_mib": "int",
+                          "gcn_arch": "str"}),
+        "driver": {"version": "version", "cuda_max": "version", "error": "str",
+                   "gpus": _list({"index": "int", "name": "str", "capability": "capability"})},
+    },
+    "allocation": {"devices": _list({"device": "str", "mib": "int", "ok": "bool", "free_mib": "int",
+                                     "total_mib": "int"})},
+    "matmul": {"seed": "int", "results": _NUMERIC_ROWS},
+    "stream_sync": {"seed": "int", "results": _list({"device": "str", "pinned": "bool", "max_abs_error": "num"})},
+    "cudnn_conv": {"seed": "int", "cudnn": "int", "results": _NUMERIC_ROWS},
+    "torch_compile": {"compilers": _map(("nullable", "str")), "cc_env": "str", "python": "str", "seed": "int",
+                      "results": _NUMERIC_ROWS},
+    "distributed": {"backend": "str", "world_size": "int", "start_method": "str", "expected": "num",
+                    "hung_ranks": _list("int"), "timeout": "secs",
+                    "ranks": _list({"rank": "int", "values": _list("num"), "error": "str", "exitcode": "int"})},
+    "torchvision_compat": {"version": "str", "file": "str",
+                           "nms": _list({"device": "str", "keep": _list("int"), "expected": _list("int")})},
+    "torchaudio_compat": {"version": "str", "file": "str", "op": {"name": "str", "max_abs_error": "num"}},
+    "wsl_libhsa": {"libdir": "str", "bundled": _list("str"), "rocm_runtime": "bool"},
+}
+
+#: The other top-level sections.
+SECTIONS: Dict[str, Any] = {
+    "python": {"version": "python", "implementation": "str", "executable": "str", "prefix": "str",
+               "base_prefix": "str", "bits": ("enum", (32, 64)), "free_threaded": "bool", "conda": "bool",
+               "path": _list("str")},
+    "platform": {"os": "str", "arch": "str", "release": "str", "glibc": "version", "wsl": "bool",
+                 "container": "bool", "macos": "str"},
+    "env": _map("str"),
+    "packages": _map(_list({"version": "str", "location": "str", "requires": _list("str")})),
+    "collector": {"python": "str", "workers": "int", "timeout": "secs", "error": "str", "stalled": "bool",
+                  "notes": _list("str")},
+}
+
+#: A run record (``runs.<probe>``) besides its ``data``.
+RUN = {"outcome": ("enum", OUTCOMES), "seconds": "secs", "error": _ERROR, "stderr": "str", "signal": "str",
+       "exit": "str", "timeout": "secs", "reason": "str"}
+
+
+def run_problem(name: str, run: Any) -> Optional[Tuple[str, str]]:
+    """What is wrong with the run record of probe ``name``: ``(".key.path", message)``, or ``None``."""
+    if not isinstance(run, dict):
+        return "", "expected an object"
+    if run.get("outcome") not in OUTCOMES:
+        return ".outcome", f"expected one of {', '.join(OUTCOMES)}; got {run.get('outcome')!r}"
+    if "data" in run and run["data"] is not None and not isinstance(run["data"], dict):
+        return ".data", "expected an object"
+    return shape_problem(run, RUN) or shape_problem(run.get("data"), PROBE_DATA.get(name, {}), ".data")
+
+
+def section_problem(key: str, value: Any) -> Optional[Tuple[str, str]]:
+    """What is wrong with a top-level section (``python``, ``platform``…): ``(".key.path", message)``."""
+    if not isinstance(value, dict) and value is not None:
+        return "", f"expected an object, got {type(value).__name__}"
+    return shape_problem(value, SECTIONS.get(key, {}))
+
+
+def shape_problem(value: Any, spec: Any, key: str = "") -> Optional[Tuple[str, str]]:
+    """The first place where ``value`` does not have the shape ``spec``: ``(key path, message)``.
+
+    ``None`` (absent) fits any spec at the top and inside objects; list items must not be null.
+    """
+    if value is None:
+        return None
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            return key, f"expected an object, got {_kind(value)}"
+        for k, sub in spec.items():
+            problem = shape_problem(value.get(k), sub, f"{key}.{k}")
+            if problem:
+                return problem
+        return None
+    if isinstance(spec, tuple):
+        kind, sub = spec
+        if kind == "nullable":
+            return shape_problem(value, sub, key)
+        if kind == "enum":
+            return None if value in sub and not isinstance(value, bool) else (
+                key, f"expected one of {', '.join(map(str, sub))}, got {value!r}"[:200])
+        if kind == "list":
+            if not isinstance(value, list):
+                return key, f"expected a list, got {_kind(value)}"
+            for i, item in enumerate(value):
+                if item is None:
+                    return f"{key}[{i}]", "expected a value, got null"
+                problem = shape_problem(item, sub, f"{key}[{i}]")
+                if problem:
+                    return problem
+            return None
+        if kind == "map":
+            if not isinstance(value, dict):
+                return key, f"expected an object, got {_kind(value)}"
+            for k, item in value.items():
+                if item is None and not (isinstance(sub, tuple) and sub[0] == "nullable"):
+                    return f"{key}.{k}", "expected a value, got null"
+                problem = shape_problem(item, sub, f"{key}.{k}")
+                if problem:
+                    return problem
+            return None
+    test, what = SCALARS[spec]
+    if not test(value):
+        return key, f"expected {what}, got {_kind(value)} {_short(value)}"
+    return None
+
+
+def _kind(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "an object"}.get(type(v), type(v).__name__)
+
+
+def _short(v: Any) -> str:
+    text = json.dumps(v) if not isinstance(v, float) or math.isfinite(v) else repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."

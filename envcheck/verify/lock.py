@@ -63,10 +63,13 @@ def load_lock(path: Path) -> Lock:
     """Read and check a lock file.
 
     Raises:
-        DataFileError: unreadable, invalid TOML, or a required key missing / of the wrong type
-            (the message names the file and the dotted key).
+        DataFileError: unreadable, invalid TOML (also nested too deeply), or a required key missing /
+            of the wrong type (the message names the file and the dotted key).
     """
-    doc = read_toml(Path(path))
+    try:
+        doc = read_toml(Path(path))
+    except RecursionError:  # tomllib recurses per nesting level ("a = [[[[…")
+        raise DataFileError(path, "", "invalid TOML: nested too deeply to read") from None
     return lock_from_dict(doc, path)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from envcheck.errors import DataFileError
 from envcheck.matrix import Matrix
@@ -99,14 +99,31 @@ def match(rules: List[Diagnosis], text: str, ctx: Context, check: Optional[str] 
     return out
 
 
+class Garbled(Exception):
+    """Raised by a helper when a value the pattern captured cannot come from PyTorch ("found
+    version 0", "Python 2.7" in a Dynamo message, "sm_0"): the finding then says the text looks
+    garbled instead of reasoning from the value. The message names the value and why."""
+
+
+GARBLED_FIX = ("Copy the complete message again, unedited — best the whole output, e.g. "
+               "`python train.py 2>&1 | envcheck explain -`.")
+
+
 def render(rule: Diagnosis, m: "re.Match[str]", ctx: Context) -> Finding:
+    from envcheck.verify.context import BEFORE
+
     ctx.groups = {k: v for k, v in m.groupdict().items()}
+    ctx.before = m.string[max(0, m.start() - BEFORE):m.start()]
     try:
         values = _Values(ctx)
         cause = string.Formatter().vformat(rule.cause, (), values)
         fix = string.Formatter().vformat(rule.fix, (), values)
+    except Garbled as exc:
+        cause = f"The text looks garbled or edited: {exc}, so envcheck draws no conclusion from it."
+        fix = GARBLED_FIX
     finally:
         ctx.groups = {}
+        ctx.before = ""
     return Finding(rule.id, m.group(0), _tidy(cause), _tidy(fix), rule.source)
 
 
@@ -128,6 +145,26 @@ class _Values(dict):
             value = HELPERS[key](self.ctx)
         self[key] = value
         return value
+
+
+def text_hints(rules: List[Diagnosis], text: str) -> Dict[str, str]:
+    """Facts the text itself states, for ``explain``: ``{"cuda_driver_max": "12.8"}`` from the
+    ``found`` group of a rule ("found version 12080"), ``{"gpu_arch": "sm_120"}`` from an ``sm``
+    group; a garbled value gives nothing."""
+    hints: Dict[str, str] = {}
+    read = {"found": ("cuda_driver_max", _cuda_of_code), "sm": ("gpu_arch", _plausible_sm)}
+    for rule in rules:
+        for group in set(re.compile(rule.pattern).groupindex) & set(read):
+            key, parse = read[group]
+            m = re.search(rule.pattern, text) if key not in hints else None
+            if m and m.group(group):
+                try:
+                    value = parse(m.group(group))
+                except Garbled:
+                    value = None
+                if value:
+                    hints[key] = value
+    return hints
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -167,6 +204,26 @@ def device_desc(ctx: Context) -> str:
     return " (" + ", ".join(f"{g.name}, {g.arch}" for g in gpus) + ")"
 
 
+@helper
+def named_gpu(ctx: Context) -> str:
+    """``" (NVIDIA GeForce RTX 5090 D)"``: the GPU named just before the match ("<name> with CUDA
+    capability …"), without a prefix such as ``UserWarning:``; ``""`` when none is named."""
+    text = ctx.before.rsplit("\n", 1)[-1]
+    if not text.rstrip().endswith(" with") and text.rstrip() != "with":
+        return ""
+    name = text.rstrip()[:-4].rsplit(": ", 1)[-1].strip(" \t:")
+    return f" ({name})" if name and len(name) <= 80 else ""
+
+
+def _plausible_sm(arch: Optional[str]) -> Optional[str]:
+    """``arch`` if it reads like a GPU architecture: ``sm_`` and 2–3 digits (no leading zero), or an
+    AMD ``gfx`` target."""
+    if arch and not re.fullmatch(r"sm_[1-9]\d{1,2}[af]?|gfx[0-9a-f]{3,5}", arch):
+        raise Garbled(f"{arch!r} is not a CUDA architecture (sm_ and a two- or three-digit compute "
+                      "capability, such as sm_86 or sm_120)")
+    return arch
+
+
 def _gpu_for_arch(ctx: Context, arch: str):
     from envcheck.machine.model import GpuDevice
 
@@ -181,7 +238,7 @@ def _gpu_for_arch(ctx: Context, arch: str):
 @helper
 def arch_fix(ctx: Context) -> str:
     """The build the resolver picks for the GPU named in the message (or the machine's GPUs)."""
-    arch = ctx.groups.get("sm")
+    arch = _plausible_sm(ctx.groups.get("sm"))
     gpus = [_gpu_for_arch(ctx, arch)] if arch else ctx.gpus()
     if not gpus:
         return ("Install a build whose arch list includes your GPU's architecture: `envcheck plan --gpu "
@@ -198,6 +255,10 @@ def arch_fix(ctx: Context) -> str:
     tail = ""
     if first is not None and first.release.version != plan.release.version:
         tail = f" The first release with code for {names} that fits this machine is {name_of(first)}."
+    if all(g.vendor == "nvidia" for g in gpus) and not ctx.nvidia_driver and not ctx.cuda_driver_max:
+        by_cuda = _arch_fix_any_driver(ctx, gpus, res, names)
+        if by_cuda:
+            return by_cuda + tail
     drv = plan.driver or {}
     need = ""
     if drv.get("vendor") == "nvidia" and (drv.get("floor") or drv.get("full")):
@@ -208,11 +269,54 @@ def arch_fix(ctx: Context) -> str:
     return (f"Install a build that carries {names}: {ctx.install_command(plan)} ({plan.title}).{need}{tail}")
 
 
+def _driver_need(full: Optional[str], floor: Optional[str]) -> str:
+    """``"≥ 570.124.06 (≥ 525.60.13 under minor-version compatibility)"``."""
+    text = f"≥ {full or floor}"
+    if full and floor and floor != full:
+        text += f" (≥ {floor} under minor-version compatibility)"
+    return text
+
+
+def _arch_fix_any_driver(ctx: Context, gpus: list, res: Any, names: str) -> str:
+    """With the driver unknown: the build with the lowest CUDA that carries the arch (the one the
+    most drivers run), then each newer CUDA with the driver it needs. ``""`` if no CUDA build fits."""
+    best: Dict[str, Any] = {}  # CUDA major.minor → the best-ranked accepted candidate with it
+    for c in res.accepted:
+        if c.build.cuda and not c.build.tegra:
+            best.setdefault(".".join(c.build.cuda.split(".")[:2]), c)
+    if not best:
+        return ""
+    order = sorted(best, key=vkey)
+    low = best[order[0]]
+    plan, _ = ctx.plan(torch=low.release.version, backend=low.build.variant, gpus=gpus)
+    if plan is None:
+        return ""
+    drv = plan.driver or {}
+    need = f"; it needs an NVIDIA driver {_driver_need(drv.get('full'), drv.get('floor'))}" if drv else ""
+    newer = [f"{best[k].build.variant} (torch {best[k].release.version}, driver "
+             f"≥ {best[k].fit.get('driver_full') or best[k].fit.get('driver_floor') or '?'})" for k in order[1:]]
+    more = (f" With a newer driver, newer CUDA builds carry {names} too: " + "; ".join(newer) + ".") if newer else ""
+    return (f"Install a build that carries {names} with the oldest CUDA, which the most drivers run: "
+            f"{ctx.install_command(plan)} ({plan.title}){need}. This machine's driver is not known here "
+            f"(`nvidia-smi` shows it; `envcheck plan --gpu \"{gpus[0].name}\" --driver VERSION` picks for it).{more}")
+
+
+#: Plausible cudaDriverGetVersion codes: major×1000 + minor×10, CUDA 1.0 up to 99.9.
+_CUDA_CODE = range(1000, 100000)
+
+
 def _cuda_of_code(code: Optional[str]) -> Optional[str]:
-    """cudaDriverGetVersion's integer (``11040``) → ``"11.4"``."""
+    """cudaDriverGetVersion's integer (``11040``) → ``"11.4"``.
+
+    Raises:
+        Garbled: a number that is no such code (``0``, ``12345``, twenty digits).
+    """
     if not code or not code.isdigit():
         return None
-    n = int(code)
+    n = int(code) if len(code) <= 12 else -1
+    if n not in _CUDA_CODE or n % 10:
+        raise Garbled(f"\"found version {code[:24]}{'…' if len(code) > 24 else ''}\" is not a CUDA version code "
+                      "(major×1000 + minor×10, such as 12080 for CUDA 12.8)")
     return f"{n // 1000}.{n % 1000 // 10}"
 
 
@@ -329,12 +433,10 @@ def cudnn_fix(ctx: Context) -> str:
 
 @helper
 def cuda_lib_fix(ctx: Context) -> str:
-    torch = public_version(ctx.facts.torch_version)
-    if torch and ctx.release(torch) and ctx.variant:
-        plan, _ = ctx.plan(torch=torch, backend=ctx.variant)
-        if plan is not None:
-            return (f"Reinstall torch with its dependencies (no --no-deps) from its index: "
-                    f"{ctx.install_command(plan)}; unset LD_LIBRARY_PATH entries that point at a partial CUDA.")
+    again = _reinstall_same(ctx)
+    if again:
+        return (f"Reinstall torch with its dependencies (no --no-deps) from its index: "
+                f"{again}; unset LD_LIBRARY_PATH entries that point at a partial CUDA.")
     return ("Reinstall torch with its dependencies (no --no-deps) from the index it came from; unset "
             "LD_LIBRARY_PATH entries that point at a partial CUDA install.")
 
@@ -409,8 +511,47 @@ def companion_fix(ctx: Context) -> str:
             "(`envcheck plan` pins a matching pair).")
 
 
+@helper
+def companion_install_fix(ctx: Context) -> str:
+    """Install the missing companion in the version the matrix pairs with the installed torch build,
+    from that build's index (whatever GPU the machine has: the pairing is the build's)."""
+    pkg = ctx.groups.get("pkg") or "torchvision"
+    rel, row = ctx.release(), ctx.build_row()
+    pin = (row.pins.get(pkg) or (row.version_of(getattr(rel, pkg)) if getattr(rel, pkg) else "")) if rel and row else ""
+    if pin and row is not None:
+        ch = ctx.matrix.channel(row.channel)
+        index = "" if row.channel == "pypi" else (
+            f"{'--index-url' if ch.kind == 'simple' else '--find-links'} {ch.url_for(row.variant)}")
+        cmd = ctx.pip_command([f"{pkg}=={pin}"], index, reinstall=False)
+        return f"Install the {pkg} that pairs with torch {ctx.facts.torch_version}, from its index: {cmd}."
+    if rel is not None:
+        return (f"No {pkg} release pairs with torch {rel.version} on record; install the one {pkg}'s project lists "
+                "for this torch, from the same index as torch.")
+    return (f"Install {pkg} in the version paired with your torch, from the index torch came from "
+            f"(`{ctx.facts.interpreter} -m pip install {pkg}` alone may replace torch with another build); "
+            "`envcheck plan` pins a matching pair.")
+
+
 def _compile_python(ctx: Context) -> Optional[str]:
-    return ctx.groups.get("py") or (ctx.python or "").rstrip("t") or None
+    """The Python of a Dynamo message (or the environment's).
+
+    Raises:
+        Garbled: a Python older than any torch release supports ("Python 2.7").
+    """
+    from envcheck.matrix.model import python_key
+
+    py = ctx.groups.get("py")
+    if py:
+        oldest = ctx.oldest_python()
+        try:
+            ok = oldest is None or python_key(py) >= python_key(oldest)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise Garbled(f"no torch release on record runs on Python {py} (the oldest Python any release "
+                          f"supports is {oldest})")
+        return py
+    return (ctx.python or "").rstrip("t") or None
 
 
 @helper
@@ -499,6 +640,38 @@ def libhsa_fix(ctx: Context) -> str:
     return f"{step.description}{where}: `{step.shell.strip()}`"
 
 
+def _reinstall_same(ctx: Context) -> Optional[str]:
+    """The command that reinstalls the installed torch build (same release and variant), if on record."""
+    torch = public_version(ctx.facts.torch_version)
+    if torch and ctx.release(torch) and ctx.variant:
+        plan, _ = ctx.plan(torch=torch, backend=ctx.variant)
+        if plan is not None:
+            return ctx.install_command(plan)
+    return None
+
+
+@helper
+def torch_lib_fix(ctx: Context) -> str:
+    again = _reinstall_same(ctx) or f"`{ctx.facts.interpreter} -m pip install --force-reinstall torch` (from the index it came from)"
+    return (f"If `import torch` itself fails, the torch install is incomplete: reinstall it, {again}, after "
+            f"`{ctx.facts.interpreter} -m pip uninstall -y torch` until no copy is left. If an extension fails, "
+            "`import torch` before importing it, and rebuild the extension against the installed torch "
+            "(`pip install --no-build-isolation --force-reinstall --no-cache-dir <package>`).")
+
+
+@helper
+def python_dev(ctx: Context) -> str:
+    """``python3.11-dev``: the Debian/Ubuntu package with this Python's headers."""
+    py = (ctx.python or "").rstrip("t")
+    return f"python{py}-dev" if re.fullmatch(r"3\.\d+", py) else "python3-dev"
+
+
+@helper
+def python_devel(ctx: Context) -> str:
+    """``python3.11-devel``: the RHEL/Fedora package with this Python's headers."""
+    return python_dev(ctx)[: -len("-dev")] + "-devel"
+
+
 @helper
 def interpreter(ctx: Context) -> str:
     return ctx.facts.interpreter
@@ -548,4 +721,4 @@ def arch_report(ctx: Context) -> List[Dict[str, object]]:
     return out
 
 
-__all__ = ["Finding", "load_rules", "load_tolerances", "match", "HELPERS", "arch_report"]
+__all__ = ["Finding", "Garbled", "load_rules", "load_tolerances", "match", "HELPERS", "arch_report", "text_hints"]

@@ -129,17 +129,22 @@ def test_a_step_that_crashes_is_reported_not_raised(tmp_path, probe_matrix):
 
 
 # -- hanging tools (real processes, killed by the runner) ---------------------------------------
-@pytest.fixture
-def hanging_tools(tmp_path, monkeypatch):
-    """nvidia-smi, rocminfo, amd-smi and docker on PATH that never answer (each sleeps 60 s)."""
+def tools_on_path(tmp_path, monkeypatch, command: str):
+    """nvidia-smi, rocminfo, amd-smi and docker on PATH, each a shell script that execs ``command``."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("nvidia-smi", "rocminfo", "amd-smi", "docker"):
         script = bin_dir / tool
-        script.write_text("#!/bin/sh\nexec sleep 60\n")
+        script.write_text(f"#!/bin/sh\nexec {command}\n")
         script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     return bin_dir
+
+
+@pytest.fixture
+def hanging_tools(tmp_path, monkeypatch):
+    """nvidia-smi, rocminfo, amd-smi and docker on PATH that never answer (each sleeps 60 s)."""
+    return tools_on_path(tmp_path, monkeypatch, "sleep 60")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="shell scripts as stand-ins for hung tools")
@@ -159,3 +164,37 @@ def test_probe_cli_exits_0_when_tools_hang(hanging_tools, cli):
     m = res.json()
     assert "nvidia-smi timed out after 0.5 s" in m["unknown"]["nvidia_driver"]
     assert m["docker"]["error"] == "no Docker engine reachable: docker timed out after 0.5 s"
+
+
+# -- tools that print without end (real processes, stopped by the runner's output cap) ----------
+@pytest.fixture
+def flooding_tools(tmp_path, monkeypatch):
+    """nvidia-smi, rocminfo, amd-smi and docker on PATH that print the same line forever (``yes``)."""
+    return tools_on_path(tmp_path, monkeypatch, "yes 'GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1234)'")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="shell scripts as stand-ins for flooding tools")
+def test_tools_that_print_without_end_are_stopped(flooding_tools, tmp_path, probe_matrix):
+    import resource
+
+    root = copy_root("nvidia-2x-a5000", tmp_path)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    m = probe_machine(probe_matrix, root=root, runner=run, timeout=60, docker=True, nvml=False)
+    assert "nvidia-smi printed more than 8 MiB on stdout; it was killed" in m.unknown["nvidia_driver"]
+    assert "rocminfo printed more than 8 MiB on stdout; it was killed" in m.unknown["amd_gpus"]
+    assert "docker printed more than 8 MiB on stdout" in m.docker["error"]
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024  # ru_maxrss is KiB on Linux
+    assert grown_mib < 500, f"probe grew by {grown_mib:.0f} MiB"
+
+
+def test_run_caps_output_and_says_so():
+    res = run([sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('x' * 65536)"], timeout=60,
+              max_output=1024 * 1024)
+    assert res.error == f"{os.path.basename(sys.executable)} printed more than 1 MiB on stdout; it was killed"
+    assert len(res.stdout) == 1024 * 1024 and res.returncode is None
+
+
+def test_run_still_times_out_a_slow_printer():
+    res = run([sys.executable, "-c", "import time\nwhile True: print('x', flush=True); time.sleep(0.01)"], timeout=1)
+    assert res.error and res.error.endswith("timed out after 1 s")
+    assert res.stdout.startswith("x\n")
