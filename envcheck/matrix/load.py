@@ -410,6 +410,8 @@ def read_toml(path: Path) -> Dict[str, Any]:
         raise DataFileError(path, "", f"cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise DataFileError(path, "", f"invalid TOML: {exc}") from None
+    except RecursionError:
+        raise DataFileError(path, "", "nested too deeply to be a TOML data file") from None
     except UnicodeDecodeError as exc:
         raise DataFileError(path, "", f"not UTF-8 text (byte {exc.start}): TOML files must be UTF-8") from None
     except IsADirectoryError:

@@ -396,12 +396,19 @@ def glibc_fix(ctx: Context) -> str:
     if not g:
         return base + ("Install a build made for this glibc (`envcheck plan --glibc X.Y` lists them), run torch "
                        "in a container with a newer glibc, or upgrade the OS.")
+    need = ctx.groups.get("need")
+    where = ""
+    if need and vkey(g) >= vkey(need):
+        # this machine is new enough: the error came from one older than `need` — plan for that one
+        major, minor = (int(x) for x in need.split(".")[:2])
+        g = f"{major}.{max(minor - 1, 0)}"
+        where = f"On the machine that raised it (glibc older than {need}): "
     torch = public_version(ctx.facts.torch_version)
-    plan, _ = ctx.plan(torch=torch) if torch and ctx.release(torch) else (None, None)
+    plan, _ = ctx.plan(torch=torch, glibc=g) if torch and ctx.release(torch) else (None, None)
     if plan is None:
-        plan, _ = ctx.plan()
+        plan, _ = ctx.plan(glibc=g)
     pick = f" — e.g. {ctx.install_command(plan, reinstall=False)} ({plan.title})" if plan is not None else ""
-    return base + (f"Install a build whose wheels need glibc ≤ {g}{pick}; or run torch in a container "
+    return base + (f"{where}Install a build whose wheels need glibc ≤ {g}{pick}; or run torch in a container "
                    f"with a newer glibc (`envcheck plan --format docker`), or upgrade the OS. "
                    f"`envcheck plan --glibc {g}` lists what fits.")
 
@@ -502,6 +509,14 @@ def companion_fix(ctx: Context) -> str:
         if plan is None:
             plan, _ = ctx.plan(torch=rel)
     py = ctx.facts.interpreter
+    loaded = ctx.facts.torch_version
+    shadowed = [d for d in ctx.facts.packages("torch") if public_version(d.get("version")) != public_version(loaded)]
+    if loaded and not shadowed and ctx.release() is not None:
+        # one torch, a stray companion: match the companion to the torch in place (keeps the torch)
+        keep = companion_install_fix(ctx)
+        if plan is not None and public_version(loaded) != rel:
+            keep += f" Or, to keep {pkg} {version}, install its pair instead: {ctx.install_command(plan)}."
+        return keep
     remove = (f"`{py} -m pip uninstall -y torch torchvision torchaudio` (repeat until pip finds no copy; "
               "check ~/.local and PYTHONPATH too)")
     if plan is not None:

@@ -93,3 +93,13 @@ def test_nothing_to_explain(cli, monkeypatch):
     r = cli(["explain", "-"])
     assert r.code == 2
     assert "nothing to explain" in r.err
+
+
+def test_glibc_error_from_an_older_machine_plans_for_that_machine(cli):
+    """This machine's glibc is new enough, so the error came from an older one: the fix must pick
+    wheels that machine can load (glibc < 2.28), not wheels for this one."""
+    r = cli(["explain", "ImportError: /lib64/libc.so.6: version `GLIBC_2.28' not found (required by "
+                        "/home/u/.venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so)"])
+    assert r.code == 0, r.err
+    if "which is new enough" in r.out:  # this machine's glibc ≥ 2.28 (true here: Debian 12)
+        assert "glibc ≤ 2.27" in r.out and "older than 2.28" in r.out
