@@ -11,7 +11,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, List, Optional
+from typing import Any, List, NoReturn, Optional
 
 from envcheck import __version__
 from envcheck.errors import EnvcheckError
@@ -31,7 +31,7 @@ envcheck makes PyTorch environments right the first time, and proves they work.
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with a short message (never a traceback) on bad usage."""
 
-    def error(self, message: str) -> "NoReturn":  # type: ignore[name-defined]  # noqa: F821
+    def error(self, message: str) -> "NoReturn":
         self.print_usage(sys.stderr)
         sys.stderr.write(f"envcheck: error: {message}\n")
         raise SystemExit(2)

@@ -28,7 +28,9 @@ def _summary_by_code(res: Any) -> List[str]:
 def explain_rows(res: Any) -> "OrderedDict[str, Dict[str, Any]]":
     """Candidates folded per build (release × variant × channel): Pythons, status, reasons."""
     rows: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
-    for c in sorted(res.candidates, key=lambda c: 0):
+    from envcheck.matrix.model import vkey
+
+    for c in sorted(res.candidates, key=lambda c: vkey(c.release.version), reverse=True):
         key = f"{c.release.version}|{c.build.variant}|{c.build.channel}"
         row = rows.setdefault(key, {"name": name_of(c), "ok": [], "no": [], "reasons": OrderedDict(),
                                     "warnings": OrderedDict()})

@@ -202,8 +202,3 @@ def apply_flags(
 
 def _row(matrix: Matrix, name: str):
     return next((g for g in matrix.gpus if g.name == name), None)
-
-
-def has_target_flags(**flags: object) -> bool:
-    """True when any flag describes a target machine (so plan should not probe this one)."""
-    return any(v not in (None, False, (), []) for v in flags.values())

@@ -12,7 +12,7 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from envcheck.errors import DataFileError, UnknownGpuError, UsageError
 from envcheck.matrix import model as m
@@ -279,12 +279,6 @@ class Matrix:
 
             self._index_data = IndexData(self)
         return self._index_data
-
-
-def iter_sources(rows: Iterable[m.Sourced]) -> Iterable[Tuple[m.Sourced, str]]:
-    for r in rows:
-        for s in r.source:
-            yield r, s
 
 
 def _cache_dir() -> Optional[Path]:

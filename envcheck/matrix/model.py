@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Mapping, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -385,6 +385,3 @@ class Tolerance(Sourced):
     dtype: str = ""
     rel_error: float = 0.0
 
-
-# Type alias for readability in signatures.
-StrMap = Dict[str, str]

@@ -179,7 +179,7 @@ def render_uv(plan: Plan) -> str:
     The index is ``explicit`` (used only for the packages routed to it) and each source carries
     the platform's PEP 508 marker, so the same pyproject still resolves on other platforms.
     """
-    b, r = plan.build, plan.release
+    b = plan.build
     bare = {k: v.split("+", 1)[0] for k, v in plan.pins.items()}
     doc: Dict[str, Any] = {"project": {"dependencies": [f"{k}=={v}" for k, v in bare.items()]}}
     marker = plan.marker.expression if plan.marker else ""

@@ -388,8 +388,8 @@ def gpu_driver_problem(ctx: Context, g: GpuDevice) -> Optional[str]:
 
     The range is the architecture's (matrices/cuda.toml ``driver_min_*``, ``driver_last_branch``):
     NVIDIA adds an architecture in one driver branch and moves it to a legacy branch later. A
-    branch spans its Windows builds too (R580 runs 580.88 … 582.xx), so branch = major rounded
-    down to the ten.
+    branch spans its Windows builds too (their numbers run past the branch number; see the
+    ``driver_last_branch`` notes in cuda.toml), so branch = major rounded down to the ten.
     """
     drv = ctx.machine.nvidia_driver
     row = ctx.matrix.nv_arch(g.arch)

@@ -135,12 +135,6 @@ class Candidate:
     def variant(self) -> str:
         return self.build.variant
 
-    @property
-    def label(self) -> str:
-        """``torch==2.7.0+cu128`` (or the exact pinned version for index builds with longer labels)."""
-        pin = self.build.pins.get("torch") or self.build.version_of(self.release.version)
-        return f"torch=={pin}"
-
     def add(self, code: str, message: str, severity: str = "error") -> None:
         (self.reasons if severity == "error" else self.warnings).append(Reason(code, message, severity))
 
