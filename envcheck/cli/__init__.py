@@ -16,7 +16,7 @@ from typing import Any, List, NoReturn, Optional
 from envcheck import __version__
 from envcheck.errors import EnvcheckError
 
-COMMANDS = ["plan", "probe", "verify", "explain", "gpus", "matrix", "docker"]
+COMMANDS = ["plan", "probe", "verify", "explain", "gpus", "matrix", "docker", "fleet"]
 
 DESCRIPTION = """\
 envcheck makes PyTorch environments right the first time, and proves they work.

@@ -23,6 +23,16 @@ examples:
   envcheck verify --skip torch_compile --json       everything but compile, as JSON
   envcheck verify --json > node07.json              save the report; later, anywhere:
   envcheck verify --facts node07.json               judge saved facts again (no interpreter needed)
+  envcheck verify --tier quick --report /shared/r/  seconds (a Slurm prolog, an init container):
+                                                    writes /shared/r/<node>.json (versioned, see
+                                                    schemas/node-report.schema.json)
+  envcheck verify --report node.json --junit node.xml   the node report and JUnit XML for CI
+  envcheck verify --facts saved.json --report node.json --host gpu007   a report from saved facts
+  torchrun --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint HOST:PORT \
+      --no-python envcheck verify --distributed --report reports/
+                                                    all_reduce/all_gather across nodes (NCCL on GPUs,
+                                                    gloo on CPUs), bus bandwidth; one report per rank
+  envcheck fleet merge reports/                     then: the fleet, its failures and its drift
 
 checks (in report order):
   import_torch        torch imports; an ImportError is read (GLIBC_2.xx not found, a missing libcudnn…)
@@ -39,6 +49,9 @@ checks (in report order):
   torchaudio_compat   torchaudio imports and one op runs; pairing with torch
   wsl_libhsa          ROCm on WSL: the wheel's bundled libhsa-runtime64.so is gone
   torch_compile       torch.compile of a small function vs eager (slow the first time)
+
+tiers: --tier quick runs import_torch, cuda_build, arch_compat, driver, lock, allocation, matmul
+(seconds); --tier full (the default) runs every check. --checks/--skip narrow either.
 
 Each check runs in a worker process with a timeout: a hang, a crash (the signal is named) or an
 exception is that check's result, and a fresh worker runs the rest. On a machine without a GPU the
@@ -71,6 +84,21 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--force", action="store_true", help="let --save-facts replace an existing file")
     p.add_argument("--json", action="store_true", help="print {checks: [...], facts: {...}}")
     p.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    fleet = p.add_argument_group("fleet (reports that `envcheck fleet merge` reads)")
+    fleet.add_argument("--report", metavar="FILE|DIR/",
+                       help="write the versioned node report (JSON); a folder (trailing slash or existing) gets "
+                            "<node>.json, or <node>-rank<R>.json with --distributed")
+    fleet.add_argument("--junit", metavar="FILE", type=Path,
+                       help="write JUnit XML: one testcase per check, classname = the node")
+    fleet.add_argument("--tier", choices=("quick", "full"),
+                       help="quick: import, build, arch, driver, lock, allocation, one matmul (seconds); "
+                            "full: every check (default)")
+    fleet.add_argument("--distributed", action="store_true",
+                       help="under torchrun: all_reduce/all_gather across every rank (NCCL on GPUs, gloo on "
+                            "CPUs), data checked, bus bandwidth measured")
+    fleet.add_argument("--host", metavar="NAME",
+                       help="the node's name in the report (default: $SLURMD_NODENAME, $NODE_NAME, the host "
+                            "name; with --facts from a node report, that report's node)")
     p.set_defaults(run=run)
 
 
@@ -159,7 +187,9 @@ def selected_checks(args: argparse.Namespace) -> List[str]:
     from envcheck.errors import UsageError
     from envcheck.verify.facts import CHECKS
 
-    wanted = parse_checks(args.checks, "--checks") or list(CHECKS)
+    from envcheck.fleet.report import tier_checks
+
+    wanted = parse_checks(args.checks, "--checks") or tier_checks(getattr(args, "tier", None), CHECKS)
     skip = set(parse_checks(args.skip, "--skip"))
     checks = [c for c in CHECKS if c in wanted and c not in skip]
     if not checks:
@@ -176,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
         from envcheck.render.write import check_output_file
 
         check_output_file(args.save_facts, args.force, "--save-facts")
+    node = node_outputs_start(args)
     lock = None
     if args.lock:
         from envcheck.verify.lock import load_lock
@@ -192,9 +223,27 @@ def run(args: argparse.Namespace) -> int:
         matrix = load_matrix(args.matrices)
     else:
         python = find_interpreter(args.python)
+        if node is not None and args.distributed:
+            from envcheck.fleet.dist import run_collectives
+
+            node["distributed"] = run_collectives(python, args.timeout, cuda_hint=_has_nvidia())
         facts, matrix, machine = collect_live(python, probes_for(checks), args)
         unusable(facts, args.python)
-    return report(args, facts, lock, machine, matrix, checks, t0)
+    return report(args, facts, lock, machine, matrix, checks, t0, node=node)
+
+
+def _has_nvidia() -> bool:
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia")
+
+
+def node_outputs_start(args: argparse.Namespace) -> Optional[dict]:
+    """With --report/--junit/--distributed: the node and its output files, checked before anything runs."""
+    if not (getattr(args, "report", None) or getattr(args, "junit", None) or getattr(args, "distributed", False)):
+        return None
+    from envcheck.fleet.output import prepare_node
+
+    return prepare_node(report=args.report, junit=args.junit, host=args.host, facts=args.facts,
+                        distributed=args.distributed, force=args.force)
 
 
 def unusable(facts: Any, given: Optional[str]) -> None:
@@ -221,13 +270,25 @@ def unusable(facts: Any, given: Optional[str]) -> None:
 
 
 def report(args: argparse.Namespace, facts: Any, lock: Any, machine: Any, matrix: Any, checks: List[str],
-           t0: float, extra: Optional[dict] = None) -> int:
+           t0: float, extra: Optional[dict] = None, node: Optional[dict] = None) -> int:
     """Diagnose ``facts``, save them (``--save-facts``), print the report (or ``--json``, with
-    ``extra`` keys added to the object); returns the exit code: 1 if a check failed, else 0."""
-    from envcheck.verify.diagnose import diagnose
+    ``extra`` keys added to the object), write the node report/JUnit (``node``); returns the exit
+    code: 1 if a check failed, else 0."""
+    from envcheck.verify.diagnose import Check, diagnose
 
     results = diagnose(facts, lock, machine, matrix, checks)
+    if node is not None and "distributed" in node:
+        from envcheck.fleet.dist import CHECK, judge
+
+        status, detail, fix = judge(node["distributed"])
+        results.append(Check(CHECK, status, float(node["distributed"].get("seconds") or 0.0), detail, fix))
     elapsed = time.monotonic() - t0
+    if node is not None:
+        from envcheck.fleet.output import write_node_outputs
+
+        write_node_outputs(node, [c.to_dict() for c in results], facts.to_dict(),
+                           tier=getattr(args, "tier", None) or ("custom" if args.checks or args.skip else "full"),
+                           lock_path=getattr(args, "lock", None), force=getattr(args, "force", False))
     if getattr(args, "save_facts", None):
         from envcheck.render.write import write_output_file
 

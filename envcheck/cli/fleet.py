@@ -1,0 +1,342 @@
+"""``envcheck fleet`` — merge and compare node reports; render Slurm / Kubernetes launchers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HELP = "merge node reports (pass counts, failures by cause, drift), compare fleets, launch via Slurm/K8s"
+
+EPILOG = """\
+envcheck schedules nothing: Slurm, Kubernetes or torchrun run `envcheck verify --report` on every
+node; `fleet merge` reads the reports.
+
+examples:
+  envcheck fleet slurm --partition gpu --nodes 16 > check.sbatch && sbatch check.sbatch
+  envcheck fleet slurm --nodelist 'gpu[001-016]' --tier quick --submit --wait
+  envcheck fleet slurm --prolog > /etc/slurm/prolog.d/50-envcheck.sh
+  envcheck fleet k8s --nodes 8 --image team/torch:prod > job.yaml && kubectl apply -f job.yaml
+  envcheck fleet merge reports/                       how many pass, failures by cause, drift
+  envcheck fleet merge reports/ --lock envcheck.lock.toml --junit fleet.xml --save fleet.json
+  envcheck fleet diff before.json after.json          two saved fleets (or two node reports)
+"""
+
+MERGE_EPILOG = """\
+examples:
+  envcheck fleet merge reports/                     every *.json under reports/ (recursively)
+  envcheck fleet merge r/gpu001.json r/gpu002.json  named reports
+  envcheck fleet merge reports/ --lock envcheck.lock.toml   mark values the lock rules out
+  envcheck fleet merge reports/ --json > fleet.json         the fleet as JSON (what fleet diff reads)
+  envcheck fleet merge reports/ --junit fleet.xml --prometheus /var/lib/node_exporter/envcheck.prom
+
+Drift: every fact not the same on all nodes (driver, torch, variant, cuda, cudnn, nccl, arch_list,
+torchvision, torchaudio, python, glibc, os, shm, gpu_model, gpu_count), its majority value and the
+outliers. Node lists are compressed the way Slurm writes them (gpu[001-017,020]). A report that
+cannot be read (truncated: the node did not finish) is named and skipped; the rest is merged.
+
+exit codes: 0 every node passes and nothing drifts · 1 a node fails, a fact drifts, the lock rules
+a value out, a rank is missing or slow · 2 bad input (a report skipped, nothing to read)
+"""
+
+DIFF_EPILOG = """\
+examples:
+  envcheck fleet diff reports/gpu001.json reports/gpu017.json   two nodes: facts and checks that differ
+  envcheck fleet diff before/ after/                            two fleets (folders of reports)
+  envcheck fleet diff before.json after.json                    two saved `fleet merge --json`
+
+exit codes: 0 no difference · 1 differences · 2 bad input
+"""
+
+SLURM_EPILOG = """\
+examples:
+  envcheck fleet slurm --partition gpu --nodes 16                 print the sbatch script
+  envcheck fleet slurm --nodelist 'gpu[001-016]' --tier quick --submit --wait   run it, wait, exit as merge
+  envcheck fleet slurm --python /shared/venvs/train/bin/python --lock envcheck.lock.toml --nodes 4
+  envcheck fleet slurm --prolog                                   a quick-tier prolog (drains broken nodes)
+
+The script: `srun --ntasks-per-node=1 envcheck verify --report DIR/$SLURM_JOB_ID/` on every node (a
+shared folder), then `envcheck fleet merge` over it (fleet.json and fleet.xml beside the reports).
+"""
+
+K8S_EPILOG = """\
+examples:
+  envcheck fleet k8s --nodes 8 --image team/torch:prod > job.yaml      reports on stdout (kubectl logs)
+  envcheck fleet k8s --nodes 8 --lock envcheck.lock.toml --pvc fleet-reports   the plan's image, a PVC
+  envcheck fleet k8s --nodes 4 --vendor amd --gpus-per-node 8 --image team/torch:rocm
+
+An Indexed Job: completions = parallelism = nodes, one pod per node (pod anti-affinity and a
+hostname topology spread), GPU requests (nvidia.com/gpu or amd.com/gpu), /dev/shm as a memory
+emptyDir. The comments at the top say how to gather the reports and merge them.
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("fleet", help=HELP, description=HELP + ".", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    fs = p.add_subparsers(dest="fleet_command", metavar="COMMAND", parser_class=type(p))
+    raw = argparse.RawDescriptionHelpFormatter
+
+    m = fs.add_parser("merge", help="merge node reports: pass counts, failures by cause, drift",
+                      description="Merge node reports (`envcheck verify --report`) into the fleet's view.",
+                      epilog=MERGE_EPILOG, formatter_class=raw)
+    m.add_argument("inputs", nargs="+", metavar="REPORT_OR_DIR")
+    m.add_argument("--lock", metavar="FILE", type=Path, help="mark the values this envcheck.lock.toml rules out")
+    m.add_argument("--json", action="store_true", help="print the fleet as JSON (with every node's facts)")
+    m.add_argument("--junit", metavar="FILE", type=Path,
+                   help="write JUnit XML: a suite per node (testcase per check, classname = node) and a "
+                        "fleet-drift suite")
+    m.add_argument("--prometheus", metavar="FILE", type=Path, help="write node_exporter textfile metrics")
+    m.add_argument("--save", metavar="FILE", type=Path, help="also write the --json document to FILE")
+    m.add_argument("--force", action="store_true", help="let --junit/--prometheus/--save replace files")
+    m.set_defaults(run=run_merge)
+
+    d = fs.add_parser("diff", help="compare two nodes or two fleets (before/after an upgrade)",
+                      description="Compare two node reports, two folders of reports, or two saved fleets.",
+                      epilog=DIFF_EPILOG, formatter_class=raw)
+    d.add_argument("a", metavar="A")
+    d.add_argument("b", metavar="B")
+    d.add_argument("--json", action="store_true", help="print the differences as JSON")
+    d.set_defaults(run=run_diff)
+
+    s = fs.add_parser("slurm", help="print (or submit) an sbatch script that verifies every node",
+                      description="An sbatch script: srun envcheck verify on every node, then fleet merge.",
+                      epilog=SLURM_EPILOG, formatter_class=raw)
+    s.add_argument("--partition", metavar="P")
+    s.add_argument("--account", metavar="A")
+    where = s.add_mutually_exclusive_group()
+    where.add_argument("--nodes", metavar="N", type=int, help="how many nodes")
+    where.add_argument("--nodelist", metavar="L", help="which nodes (Slurm hostlist: gpu[001-016])")
+    s.add_argument("--gpus-per-node", metavar="G", type=int)
+    s.add_argument("--tier", choices=("quick", "full"), default="full")
+    s.add_argument("--reports", metavar="DIR", default="envcheck-reports",
+                   help="shared folder for the reports (a subfolder per job id); default envcheck-reports")
+    s.add_argument("--python", metavar="PATH", help="the interpreter to verify on each node")
+    s.add_argument("--lock", metavar="FILE", help="the lock to verify against (a path every node can read)")
+    s.add_argument("--time", metavar="T", help="the job's time limit (default: 00:10:00 quick, 01:00:00 full)")
+    s.add_argument("--job-name", metavar="NAME", default="envcheck-fleet")
+    s.add_argument("--envcheck", metavar="CMD", default="envcheck", help="envcheck as the nodes run it")
+    s.add_argument("--prolog", action="store_true", help="print a quick-tier prolog snippet instead")
+    s.add_argument("--submit", action="store_true", help="submit the script with sbatch")
+    s.add_argument("--wait", action="store_true", help="with --submit: wait for the job; exit with its code")
+    s.add_argument("--timeout", metavar="S", type=float, default=3600.0,
+                   help="with --wait: give up after S seconds (default 3600)")
+    s.set_defaults(run=run_slurm)
+
+    k = fs.add_parser("k8s", help="print a Kubernetes Indexed Job that verifies one GPU node per pod",
+                      description="A batch/v1 Indexed Job: one pod per GPU node, each writing its node report.",
+                      epilog=K8S_EPILOG, formatter_class=raw)
+    k.add_argument("--nodes", metavar="N", type=int, required=True, help="how many GPU nodes (completions)")
+    k.add_argument("--image", metavar="IMG", help="the image to verify (default with --lock: the plan's image tag)")
+    k.add_argument("--lock", metavar="FILE", type=Path, help="the plan: its image tag, its variant's GPU vendor")
+    k.add_argument("--vendor", choices=("nvidia", "amd"), help="GPU resource (default: from --lock, else nvidia)")
+    k.add_argument("--gpus-per-node", metavar="G", type=int, default=1,
+                   help="GPUs each pod requests (the node's count verifies all of them); default 1")
+    k.add_argument("--tier", choices=("quick", "full"), default="full")
+    k.add_argument("--name", default="envcheck-fleet", help="the Job's name")
+    k.add_argument("--namespace", metavar="NS")
+    k.add_argument("--pvc", metavar="CLAIM", help="write reports to this PersistentVolumeClaim (default: stdout)")
+    k.add_argument("--shm", metavar="SIZE", default="16Gi", help="/dev/shm size limit (default 16Gi)")
+    k.add_argument("--node-selector", metavar="K=V", action="append", default=[],
+                   help="only nodes with this label (repeatable), e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3")
+    k.set_defaults(run=run_k8s)
+    p.set_defaults(run=lambda args: (p.print_help(), 2)[1])
+
+
+def _load_lock(path: Any) -> Any:
+    if not path:
+        return None
+    from envcheck.verify.lock import load_lock
+
+    return load_lock(path)
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    from envcheck.fleet.merge import junit_suites, merge
+    from envcheck.render.write import check_output_file, write_output_file
+
+    for flag, target in (("--junit", args.junit), ("--prometheus", args.prometheus), ("--save", args.save)):
+        if target:
+            check_output_file(target, args.force, flag)
+    lock = _load_lock(args.lock)
+
+    def skipped(path: Path, why: str) -> None:
+        sys.stderr.write(f"envcheck: skipped {path}: {why}\n")
+
+    fleet = merge(args.inputs, lock, on_skip=skipped)
+    doc = fleet.to_dict()
+    if args.save:
+        write_output_file(args.save, json.dumps(doc, indent=1) + "\n", args.force, "--save")
+    if args.junit:
+        from envcheck.junit import write_junit
+
+        write_junit(args.junit, junit_suites(fleet), args.force)
+    if args.prometheus:
+        from envcheck.fleet.prometheus import prometheus_text
+
+        write_output_file(args.prometheus, prometheus_text(fleet), args.force, "--prometheus")
+    args.exit_code = fleet.exit_code
+    if args.json:
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print_fleet(doc)
+    return args.exit_code
+
+
+def print_fleet(doc: dict) -> None:
+    from rich.markup import escape
+
+    from envcheck.cli.output import console
+
+    con = console()
+    total, passed = doc["nodes_total"], doc["passed"]
+    head = f"[bold]envcheck fleet — {total} node{'s' if total != 1 else ''}: {passed} pass, {total - passed} fail[/bold]"
+    if doc["skipped"]:
+        head += f" [bold red]({len(doc['skipped'])} report(s) skipped)[/]"
+    con.print(head)
+    for s in doc["skipped"]:
+        con.print(f" [red]SKIPPED[/] {escape(s['file'])}: {escape(s['reason'])}")
+    for dup in doc["duplicates"]:
+        con.print(f" [yellow]DUPLICATE[/] {escape(dup)} (the second is ignored)")
+    if doc["failures"]:
+        con.print("\n[bold]failing checks, by cause[/bold]")
+        for g in doc["failures"]:
+            con.print(f" [bold red]{g['check']}[/] on {g['count']} node(s): {escape(g['nodes'])}")
+            con.print(f"    {escape(g['detail'][:300])}")
+            if g["fix"]:
+                con.print(f"    [bold]fix:[/bold] {escape(g['fix'][:300])}")
+    if doc["drift"]:
+        con.print("\n[bold]drift[/bold] (facts not the same on every node)")
+        for d in doc["drift"]:
+            lock = f"  [dim]lock: {escape(d['lock'])}[/]" if d.get("lock") else ""
+            wrong = " [bold red]✗ lock[/]" if any(v["lock_wrong"] for v in d["values"][:1]) else ""
+            con.print(f" [bold]{d['fact']}[/]: majority {escape(d['majority'])} on {d['majority_count']} node(s){wrong}{lock}")
+            for o in d["outliers"]:
+                mark = " [bold red]✗ lock[/]" if o["lock_wrong"] else ""
+                con.print(f"    [yellow]{escape(o['value'])}[/] on {escape(o['nodes'])}{mark}")
+    elif total:
+        con.print("no drift: every compared fact is the same on every node that reports it")
+    lock = doc.get("lock")
+    if lock:
+        uniform = [m for m in lock["mismatches"] if not any(d["fact"] == m["fact"] for d in doc["drift"])]
+        for m in uniform:
+            vals = "; ".join(f"{v['value']} on {v['nodes']}" for v in m["wrong"])
+            con.print(f" [bold red]lock[/] {m['fact']}: expected {escape(m['lock'])}, found {escape(vals)}")
+    ranks = doc.get("ranks")
+    if ranks:
+        con.print(f"\n[bold]distributed[/bold]: {ranks['ranks']} of {ranks['world_size']} rank(s) reported; "
+                  f"median bus bandwidth {ranks['busbw_gbps_median'] or 0:.3g} GB/s")
+        if ranks["missing"]:
+            con.print(f" [bold red]missing ranks[/]: {', '.join(map(str, ranks['missing']))} (no report: crashed or never started)")
+        for f in ranks["failed"]:
+            con.print(f" [bold red]rank {f['rank']}[/] ({escape(f['node'])}): {escape(f['error'] or '')}")
+        for s in ranks["slow"]:
+            con.print(f" [yellow]slow rank {s['rank']}[/] ({escape(s['node'])}): {escape(s['why'])}")
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    from envcheck.fleet.diff import diff, load_side
+
+    a, b = load_side(args.a), load_side(args.b)
+    for side in (a, b):
+        for s in side.skipped:
+            sys.stderr.write(f"envcheck: skipped {s['file']}: {s['reason']}\n")
+    doc = diff(a, b)
+    args.exit_code = 1 if doc["changed"] else 0
+    if args.json:
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return args.exit_code
+    from rich.markup import escape
+
+    from envcheck.cli.output import console
+
+    con = console()
+    if doc["kind"] == "nodes":
+        con.print(f"[bold]{escape(doc['a'])} ({doc['status']['a']}) vs {escape(doc['b'])} ({doc['status']['b']})[/bold]")
+        for f in doc["facts"]:
+            con.print(f" {f['fact']}: {escape(str(f['a']))} → {escape(str(f['b']))}")
+        for c in doc["checks"]:
+            con.print(f" check {c['check']}: {c['a']} → {c['b']}")
+    else:
+        con.print(f"[bold]{escape(doc['a'])} ({doc['nodes']['a']} nodes, {doc['passed']['a']} pass) vs "
+                  f"{escape(doc['b'])} ({doc['nodes']['b']} nodes, {doc['passed']['b']} pass)[/bold]")
+        if doc["only_a"]:
+            con.print(f" only in A: {escape(doc['only_a'])}")
+        if doc["only_b"]:
+            con.print(f" only in B: {escape(doc['only_b'])}")
+        for r in doc["facts"]:
+            con.print(f" {r['fact']}: {escape(str(r['a']))} → {escape(str(r['b']))} on {escape(r['nodes'])}")
+        for r in doc["status"]:
+            con.print(f" status {r['a']} → {r['b']} on {escape(r['nodes'])}")
+        for r in doc["majority"]:
+            con.print(f" majority {r['fact']}: {escape(str(r['a']))} → {escape(str(r['b']))}")
+    if not doc["changed"]:
+        con.print("no difference")
+    return args.exit_code
+
+
+def run_slurm(args: argparse.Namespace) -> int:
+    from envcheck.errors import UsageError
+    from envcheck.fleet.slurm import SlurmOptions, batch_script, prolog_snippet, submit
+
+    if args.nodes is not None and args.nodes < 1:
+        raise UsageError(f"--nodes {args.nodes}: expected at least 1")
+    if args.wait and not args.submit:
+        raise UsageError("--wait needs --submit")
+    if args.nodelist:
+        from envcheck.fleet.hostlist import expand
+
+        try:
+            expand(args.nodelist)
+        except ValueError as exc:
+            raise UsageError(f"--nodelist {args.nodelist}: {exc}") from None
+    opts = SlurmOptions(partition=args.partition, nodes=args.nodes, nodelist=args.nodelist, tier=args.tier,
+                        reports=args.reports, envcheck=args.envcheck, python=args.python, lock=args.lock,
+                        time=args.time, job_name=args.job_name, account=args.account,
+                        gpus_per_node=args.gpus_per_node)
+    if args.prolog:
+        sys.stdout.write(prolog_snippet(opts))
+        return 0
+    script = batch_script(opts)
+    if not args.submit:
+        sys.stdout.write(script)
+        return 0
+    from envcheck.cli.verify import check_timeout
+
+    code, out = submit(script, args.wait, check_timeout(args.timeout))
+    print(out)
+    return code
+
+
+def run_k8s(args: argparse.Namespace) -> int:
+    from envcheck.errors import UsageError
+    from envcheck.fleet.k8s import K8sOptions, manifest
+
+    if args.nodes < 1:
+        raise UsageError(f"--nodes {args.nodes}: expected at least 1")
+    if args.gpus_per_node < 0:
+        raise UsageError(f"--gpus-per-node {args.gpus_per_node}: expected 0 or more")
+    lock = _load_lock(args.lock)
+    image, vendor = args.image, args.vendor
+    if lock is not None:
+        from envcheck.docker.build import default_tag
+
+        image = image or default_tag({"torch": str(lock.expect.get("torch_version") or f"{lock.torch}+{lock.variant}")})
+        vendor = vendor or ("amd" if lock.variant.startswith("rocm") else "nvidia")
+    if not image:
+        raise UsageError("give --image (the image to verify) or --lock (the plan whose image `envcheck docker build` tags)")
+    selector = {}
+    for item in args.node_selector:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise UsageError(f"--node-selector {item!r}: expected KEY=VALUE")
+        selector[key] = value
+    opts = K8sOptions(image=image, nodes=args.nodes, name=args.name, namespace=args.namespace,
+                      vendor=vendor or "nvidia", gpus_per_node=args.gpus_per_node, tier=args.tier, pvc=args.pvc,
+                      shm=args.shm, lock=str(args.lock) if args.lock else None, node_selector=selector or None)
+    sys.stdout.write(manifest(opts))
+    return 0

@@ -1,0 +1,164 @@
+"""``fleet k8s``: a Kubernetes Indexed Job that verifies one GPU node per pod.
+
+``completions = parallelism = nodes``, ``completionMode: Indexed``; required pod anti-affinity and
+a hostname topology spread put each pod on its own node; the GPU resource request (NVIDIA's
+``nvidia.com/gpu`` or AMD's ``amd.com/gpu``) makes the scheduler choose GPU nodes; ``/dev/shm`` is
+a memory ``emptyDir`` (a container's default is 64 MiB). Each pod writes its node report to a
+PersistentVolumeClaim (``--pvc``) or prints it on stdout as one ``ENVCHECK-REPORT {...}`` line.
+The text is YAML (block style, strings JSON-quoted), for ``kubectl apply -f``.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+#: Where the GPU resource comes from, by vendor.
+RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
+#: The marker in front of a report printed on stdout.
+MARKER = "ENVCHECK-REPORT "
+
+
+@dataclass(frozen=True)
+class K8sOptions:
+    image: str
+    nodes: int = 1
+    name: str = "envcheck-fleet"
+    namespace: Optional[str] = None
+    vendor: str = "nvidia"
+    gpus_per_node: int = 1
+    tier: str = "full"
+    pvc: Optional[str] = None
+    shm: str = "16Gi"
+    envcheck: str = "envcheck"
+    lock: Optional[str] = None
+    node_selector: Optional[Dict[str, str]] = None
+
+
+def job(o: K8sOptions) -> Dict[str, Any]:
+    """The batch/v1 Job as plain data."""
+    labels = {"app.kubernetes.io/name": "envcheck", "envcheck.io/fleet": o.name}
+    verify = [o.envcheck, "verify", "--tier", o.tier, "--host", "$(NODE_NAME)"]
+    if o.lock:
+        verify += ["--lock", o.lock]
+    cmd = " ".join('"$NODE_NAME"' if a == "$(NODE_NAME)" else shlex.quote(a) for a in verify)
+    if o.pvc:
+        script = f'{cmd} --report "/reports/$JOB_NAME/"'
+    else:
+        script = (f'{cmd} --report /tmp/envcheck/ >&2; rc=$?; '
+                  f'printf "{MARKER}"; tr -d "\\n" < "/tmp/envcheck/$NODE_NAME.json"; echo; exit $rc')
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    volumes: List[Dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": o.shm}}]
+    if o.pvc:
+        mounts.append({"name": "reports", "mountPath": "/reports"})
+        volumes.append({"name": "reports", "persistentVolumeClaim": {"claimName": o.pvc}})
+    resource = RESOURCE[o.vendor]
+    pod_spec: Dict[str, Any] = {
+        "restartPolicy": "Never",
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"envcheck.io/fleet": o.name}},
+             "topologyKey": "kubernetes.io/hostname"}]}},
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                       "whenUnsatisfiable": "DoNotSchedule",
+                                       "labelSelector": {"matchLabels": {"envcheck.io/fleet": o.name}}}],
+        "tolerations": [{"key": resource, "operator": "Exists", "effect": "NoSchedule"}],
+        "containers": [{
+            "name": "envcheck",
+            "image": o.image,
+            "command": ["/bin/sh", "-c", script],
+            "env": [
+                {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                {"name": "JOB_NAME", "value": o.name},
+            ],
+            "resources": {"limits": {resource: str(o.gpus_per_node)}, "requests": {resource: str(o.gpus_per_node)}},
+            "volumeMounts": mounts,
+        }],
+        "volumes": volumes,
+    }
+    if o.node_selector:
+        pod_spec["nodeSelector"] = dict(o.node_selector)
+    meta: Dict[str, Any] = {"name": o.name, "labels": labels}
+    if o.namespace:
+        meta["namespace"] = o.namespace
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": meta,
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": o.nodes,
+            "parallelism": o.nodes,
+            "backoffLimit": o.nodes,
+            "ttlSecondsAfterFinished": 86400,
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+        },
+    }
+
+
+def gather_text(o: K8sOptions) -> str:
+    """How to collect the reports once the Job is done (YAML comments)."""
+    ns = f" -n {o.namespace}" if o.namespace else ""
+    if o.pvc:
+        how = [f"reports land in the PVC {o.pvc} under /reports/{o.name}/; copy them out with any pod that",
+               f"mounts it, e.g. kubectl cp{ns} <pod>:/reports/{o.name} reports/ ; then: envcheck fleet merge reports/"]
+    else:
+        how = ["each pod prints its report as one line starting with 'ENVCHECK-REPORT ':",
+               "  mkdir -p reports; for p in $(kubectl get pods" + ns + f" -l envcheck.io/fleet={o.name} -o name); do",
+               "    kubectl logs" + ns + " \"$p\" | sed -n 's/^ENVCHECK-REPORT //p' > \"reports/${p#pod/}.json\"; done",
+               "  envcheck fleet merge reports/"]
+    return "\n".join([
+        f"# envcheck fleet: an Indexed Job verifying {o.nodes} GPU node(s), one pod per node (`envcheck fleet k8s`).",
+        f"#   kubectl apply{ns} -f job.yaml && kubectl wait{ns} --for=condition=complete --timeout=1h job/{o.name}",
+        "# (a pod whose node fails a check exits 1: the Job then reports failed pods; gather all the same)",
+        *(f"# {line}" for line in how),
+        f"# The image ({o.image}) must have envcheck and the environment to verify (e.g. built by",
+        "# `envcheck docker build --lock envcheck.lock.toml` with envcheck installed in it).",
+    ])
+
+
+def to_yaml(data: Any, indent: int = 0) -> str:
+    """Block-style YAML for dicts/lists of str/int/bool; every string JSON-quoted (valid YAML)."""
+    pad = "  " * indent
+    if isinstance(data, dict):
+        if not data:
+            return pad + "{}\n"
+        out = []
+        for k, v in data.items():
+            key = json.dumps(str(k)) if not str(k).replace("_", "").replace("-", "").isalnum() else str(k)
+            if isinstance(v, (dict, list)) and v:
+                out.append(f"{pad}{key}:\n{to_yaml(v, indent + 1)}")
+            else:
+                out.append(f"{pad}{key}: {_scalar(v)}\n")
+        return "".join(out)
+    if isinstance(data, list):
+        out = []
+        for item in data:
+            if isinstance(item, (dict, list)) and item:
+                body = to_yaml(item, indent + 1)
+                out.append(f"{pad}- {body.lstrip()}")
+            else:
+                out.append(f"{pad}- {_scalar(item)}\n")
+        return "".join(out)
+    return pad + _scalar(data) + "\n"
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    if v is None:
+        return "null"
+    if isinstance(v, dict):
+        return "{}"
+    if isinstance(v, list):
+        return "[]"
+    return json.dumps(str(v))
+
+
+def manifest(o: K8sOptions) -> str:
+    """The gather comments, then the Job as YAML."""
+    return gather_text(o) + "\n" + to_yaml(job(o))

@@ -1,0 +1,327 @@
+"""``fleet merge``: read node reports one at a time (thousands; memory bounded by the few facts
+kept per node, never by the reports) and tell the fleet's story: how many nodes pass, the failing
+checks grouped by cause with compressed node lists, and the drift — every fact that is not the
+same on all nodes, its majority value, the outliers, and which values the lock rules out.
+
+A report that cannot be read (truncated, not JSON, not a node report, too large) is named and
+skipped; the rest is merged. Exit codes: 0 every node passes and nothing drifts · 1 a node fails,
+a fact drifts, a value the lock rules out, a rank missing or slow · 2 bad input (a skipped report,
+or nothing to read).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+
+from envcheck.errors import UsageError
+
+#: The ``kind`` of ``fleet merge --json``.
+FLEET_KIND = "envcheck-fleet"
+FLEET_SCHEMA = 1
+#: A report larger than this is not read (a node report is tens of KiB).
+MAX_REPORT_BYTES = 32 * 1024 * 1024
+#: A rank is slow when its bus bandwidth is below this share of the median, or its local compute
+#: takes more than 1/this of the median.
+SLOW_SHARE = 0.5
+
+
+@dataclass
+class Node:
+    """What is kept of one report: enough for the summary, the drift, JUnit and diff."""
+
+    id: str
+    status: str
+    file: str
+    facts: Dict[str, Optional[str]]
+    checks: List[Tuple[str, str, float, str, str]]  # name, status, seconds, detail (non-pass), fix
+    rank: Optional[int] = None
+    world_size: Optional[int] = None
+    busbw: Optional[float] = None
+    compute: Optional[float] = None
+    dist_error: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        d: Dict[str, Any] = {"id": self.id, "status": self.status, "file": self.file, "facts": self.facts,
+                             "checks": [{"name": n, "status": s, "seconds": t, "detail": det, "fix": fx}
+                                        for n, s, t, det, fx in self.checks]}
+        if self.rank is not None:
+            d.update({"rank": self.rank, "world_size": self.world_size, "busbw_gbps": self.busbw,
+                      "compute_seconds": self.compute, "distributed_error": self.dist_error})
+        return d
+
+
+@dataclass
+class Fleet:
+    """The merged fleet (what ``--json`` prints, plus the exit code)."""
+
+    nodes: List[Node] = field(default_factory=list)
+    skipped: List[Dict[str, str]] = field(default_factory=list)
+    failures: List[Dict[str, Any]] = field(default_factory=list)
+    drift: List[Dict[str, Any]] = field(default_factory=list)
+    lock: Optional[Dict[str, Any]] = None
+    ranks: Optional[Dict[str, Any]] = None
+    duplicates: List[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for n in self.nodes if n.status == "pass")
+
+    @property
+    def exit_code(self) -> int:
+        if self.skipped or not self.nodes:
+            return 2
+        if (self.passed < len(self.nodes) or self.drift or self.duplicates
+                or (self.lock and self.lock["mismatches"])
+                or (self.ranks and (self.ranks["slow"] or self.ranks["missing"] or self.ranks["failed"]))):
+            return 1
+        return 0
+
+    def to_dict(self, nodes: bool = True) -> Dict[str, Any]:
+        from envcheck.fleet.hostlist import compress
+
+        d: Dict[str, Any] = {
+            "kind": FLEET_KIND, "schema": FLEET_SCHEMA,
+            "nodes_total": len(self.nodes), "passed": self.passed, "failed": len(self.nodes) - self.passed,
+            "failed_nodes": compress(n.id for n in self.nodes if n.status != "pass"),
+            "skipped": self.skipped, "duplicates": self.duplicates,
+            "failures": self.failures, "drift": self.drift, "lock": self.lock, "ranks": self.ranks,
+            "exit_code": self.exit_code,
+        }
+        if nodes:
+            d["nodes"] = [n.to_dict() for n in self.nodes]
+        return d
+
+
+def report_files(inputs: Iterable[str]) -> Iterator[Path]:
+    """Every ``*.json`` file named or found in the named folders (recursively, sorted), lazily.
+
+    Raises:
+        UsageError: an input that does not exist.
+    """
+    for text in inputs:
+        p = Path(text)
+        if p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.endswith(".json") and not name.startswith("."):
+                        yield Path(root) / name
+        elif p.exists():
+            yield p
+        else:
+            raise UsageError(f"{text}: no such report or folder")
+
+
+def read_report(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
+    """``(report, "")`` or ``(None, why it was skipped)``. A ``verify --json`` report (checks and
+    facts, no host) is read too: the node is then named after the file."""
+    from envcheck.fleet.report import KIND, SCHEMA
+
+    try:
+        if path.stat().st_size > MAX_REPORT_BYTES:
+            return None, f"larger than {MAX_REPORT_BYTES >> 20} MiB: not a node report"
+        with open(path, "rb") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or exc}"
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(exc.doc.rstrip()) - 1 or not exc.doc.rstrip().endswith("}"):
+            return None, f"truncated (JSON ends at line {exc.lineno}, column {exc.colno}): the node did not finish writing"
+        return None, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    except (ValueError, RecursionError) as exc:
+        return None, f"not JSON: {exc}"
+    if not isinstance(doc, dict):
+        return None, "not a node report (a JSON object is expected)"
+    if doc.get("kind") == KIND:
+        if doc.get("schema") != SCHEMA:
+            return None, f"node report schema {doc.get('schema')!r}; this envcheck reads {SCHEMA} (upgrade envcheck)"
+        host = doc.get("host")
+        if not isinstance(host, dict) or not isinstance(host.get("id"), str) or not host["id"]:
+            return None, "node report without host.id"
+    elif isinstance(doc.get("checks"), list) and isinstance(doc.get("facts"), dict):
+        doc = {**doc, "host": {"id": path.stem, "id_from": "file name"}}
+    else:
+        return None, "not an envcheck node report (no kind/checks): `envcheck verify --report` writes them"
+    if not isinstance(doc.get("checks"), list) or not all(isinstance(c, dict) for c in doc["checks"]):
+        return None, "checks: expected a list of objects"
+    return doc, ""
+
+
+def _node(doc: Mapping[str, Any], path: Path) -> Node:
+    from envcheck.fleet.drift import node_facts
+
+    host = doc["host"]
+    checks = []
+    for c in doc["checks"]:
+        status = str(c.get("status"))
+        secs = c.get("seconds")
+        secs = float(secs) if isinstance(secs, (int, float)) and not isinstance(secs, bool) else 0.0
+        keep = status != "pass"
+        checks.append((str(c.get("name")), status, secs, str(c.get("detail") or "")[:2000] if keep else "",
+                       str(c.get("fix") or "")[:2000] if keep else ""))
+    status = "fail" if any(s == "fail" for _, s, *_ in checks) else "pass"
+    node = Node(str(host["id"]), status, str(path), node_facts(doc), checks)
+    if isinstance(host.get("rank"), int):
+        node.rank = host["rank"]
+        node.world_size = host.get("world_size") if isinstance(host.get("world_size"), int) else None
+        node.id = f"{node.id}-rank{node.rank}"
+        dist = doc.get("distributed") if isinstance(doc.get("distributed"), dict) else {}
+        bw = (dist.get("bandwidth") or {}) if isinstance(dist.get("bandwidth"), dict) else {}
+        if isinstance(bw.get("busbw_gbps"), (int, float)):
+            node.busbw = float(bw["busbw_gbps"])
+        times = dist.get("compute_seconds")
+        if isinstance(times, list) and 0 <= node.rank < len(times) and isinstance(times[node.rank], (int, float)):
+            node.compute = float(times[node.rank])
+        if dist.get("error"):
+            node.dist_error = str(dist["error"])[:500]
+    return node
+
+
+def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None) -> Fleet:
+    """Merge the reports under ``inputs`` (files or folders) into a :class:`Fleet`.
+
+    Args:
+        lock: a :class:`~envcheck.verify.lock.Lock`: its ``[expect]`` judges every drifting value.
+        on_skip: called with ``(path, why)`` for each report that is skipped, as it happens.
+
+    Raises:
+        UsageError: an input that does not exist.
+    """
+    fleet = Fleet()
+    seen: Dict[str, str] = {}
+    for path in report_files(inputs):
+        doc, why = read_report(path)
+        if doc is None:
+            fleet.skipped.append({"file": str(path), "reason": why})
+            if on_skip:
+                on_skip(path, why)
+            continue
+        node = _node(doc, path)
+        del doc
+        if node.id in seen:
+            fleet.duplicates.append(f"{node.id}: {seen[node.id]} and {path}")
+            continue
+        seen[node.id] = str(path)
+        fleet.nodes.append(node)
+    fleet.failures = group_failures(fleet.nodes)
+    fleet.drift, fleet.lock = find_drift(fleet.nodes, lock)
+    fleet.ranks = rank_health(fleet.nodes)
+    return fleet
+
+
+def group_failures(nodes: List[Node]) -> List[Dict[str, Any]]:
+    """Failing checks grouped by cause (the check and its fix, else its detail), biggest first."""
+    from envcheck.fleet.hostlist import compress
+
+    groups: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    for n in nodes:
+        for name, status, _secs, detail, fix in n.checks:
+            if status != "fail":
+                continue
+            key = (name, fix or detail)
+            g = groups.setdefault(key, {"check": name, "detail": detail, "fix": fix, "nodes": []})
+            g["nodes"].append(n.id)
+    out = []
+    for g in groups.values():
+        out.append({**g, "count": len(g["nodes"]), "nodes": compress(g["nodes"])})
+    out.sort(key=lambda g: (-g["count"], g["check"]))
+    return out
+
+
+def find_drift(nodes: List[Node], lock: Any = None) -> Tuple[List[Dict[str, Any]], Optional[Dict[str, Any]]]:
+    """Every fact with more than one known value across ``nodes`` (and, with a lock, every fact
+    some node has a value of that the lock rules out), with the majority value and the outliers."""
+    from envcheck.fleet.drift import FACTS, lock_expectations, lock_rule, lock_says_wrong
+    from envcheck.fleet.hostlist import compress
+
+    expect = lock_expectations(lock.expect) if lock is not None else {}
+    drift: List[Dict[str, Any]] = []
+    lock_rows: List[Dict[str, Any]] = []
+    for fact in FACTS:
+        by: Dict[str, List[str]] = {}
+        unknown = 0
+        for n in nodes:
+            v = n.facts.get(fact)
+            if v is None:
+                unknown += 1
+            else:
+                by.setdefault(v, []).append(n.id)
+        if not by:
+            continue
+        ranked = sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        wrong = {v for v in by if fact in expect and lock_says_wrong(fact, v, expect[fact])}
+        values = [{"value": v, "count": len(ids), "nodes": compress(ids), "lock_wrong": v in wrong}
+                  for v, ids in ranked]
+        if len(by) > 1:
+            drift.append({"fact": fact, "majority": ranked[0][0], "majority_count": len(ranked[0][1]),
+                          "outliers": values[1:], "values": values, "unknown": unknown,
+                          "lock": lock_rule(fact, expect[fact]) if fact in expect else None})
+        if wrong:
+            lock_rows.append({"fact": fact, "lock": lock_rule(fact, expect[fact]),
+                              "wrong": [v for v in values if v["lock_wrong"]]})
+    lock_doc = None
+    if lock is not None:
+        lock_doc = {"path": str(getattr(lock, "path", "")), "torch": getattr(lock, "torch", None),
+                    "variant": getattr(lock, "variant", None), "mismatches": lock_rows}
+    return drift, lock_doc
+
+
+def rank_health(nodes: List[Node]) -> Optional[Dict[str, Any]]:
+    """For reports of ``verify --distributed``: ranks missing from the world, ranks whose collective
+    failed, and slow ranks (bus bandwidth or local compute far from the median)."""
+    ranked = [n for n in nodes if n.rank is not None]
+    if not ranked:
+        return None
+    world = max((n.world_size or 0) for n in ranked) or (max(n.rank or 0 for n in ranked) + 1)
+    present = {n.rank for n in ranked}
+    missing = [r for r in range(world) if r not in present]
+    failed = [{"rank": n.rank, "node": n.id, "error": n.dist_error} for n in ranked if n.dist_error]
+    slow: List[Dict[str, Any]] = []
+    bws = [n.busbw for n in ranked if n.busbw is not None]
+    comps = [n.compute for n in ranked if n.compute is not None]
+    med_bw = statistics.median(bws) if bws else None
+    med_c = statistics.median(comps) if comps else None
+    for n in ranked:
+        why = []
+        if med_bw and n.busbw is not None and n.busbw < SLOW_SHARE * med_bw:
+            why.append(f"bus bandwidth {n.busbw:.3g} GB/s vs median {med_bw:.3g}")
+        if med_c and n.compute is not None and n.compute > med_c / SLOW_SHARE:
+            why.append(f"local compute {n.compute:.3g} s vs median {med_c:.3g}")
+        if why:
+            slow.append({"rank": n.rank, "node": n.id, "why": "; ".join(why)})
+    return {"world_size": world, "ranks": len(ranked), "missing": missing, "failed": failed, "slow": slow,
+            "busbw_gbps_median": med_bw,
+            "table": sorted(({"rank": n.rank, "node": n.id, "busbw_gbps": n.busbw, "compute_seconds": n.compute}
+                             for n in ranked), key=lambda r: r["rank"])}
+
+
+def junit_suites(fleet: Fleet) -> List[Any]:
+    """JUnit for the fleet: a suite per node (a testcase per check, classname = node) and a
+    ``fleet-drift`` suite with a testcase per compared fact (a failure when it drifts)."""
+    from envcheck.fleet.drift import FACTS
+    from envcheck.junit import Case, Suite
+
+    suites = [Suite(n.id, [Case(n.id, name, status, secs, detail, fix)
+                           for name, status, secs, detail, fix in n.checks]) for n in fleet.nodes]
+    drifting = {d["fact"]: d for d in fleet.drift}
+    cases = []
+    for fact in FACTS:
+        d = drifting.get(fact)
+        if d is None:
+            cases.append(Case("fleet-drift", fact, "pass", 0.0, "the same on every node that reports it"))
+        else:
+            outl = "; ".join(f"{o['value']} on {o['nodes']}" for o in d["outliers"])
+            cases.append(Case("fleet-drift", fact, "fail", 0.0,
+                              f"majority {d['majority']} ({d['majority_count']} nodes); outliers: {outl}"))
+    suites.append(Suite("fleet-drift", cases))
+    if fleet.skipped:
+        suites.append(Suite("fleet-inputs", [Case("fleet-inputs", s["file"], "error", 0.0, s["reason"])
+                                             for s in fleet.skipped]))
+    return suites

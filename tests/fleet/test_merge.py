@@ -1,0 +1,240 @@
+"""fleet merge / diff over node reports made from the recorded facts of real machines.
+
+The drift test takes a real machine's report, copies it onto ten nodes, and changes one recorded
+fact on one node at a time (the raw report, as that node would have written it): merge must report
+drift in exactly the facts that change and name exactly that node as the outlier.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+NODES = [f"gpu{i:03d}" for i in range(1, 11)]
+
+
+def write_fleet(d, base, mutate=None, victim="gpu004"):
+    d.mkdir(parents=True, exist_ok=True)
+    for node in NODES:
+        doc = copy.deepcopy(base)
+        doc["host"] = {"id": node, "id_from": "test", "shm_bytes": 64 << 30}
+        if mutate and node == victim:
+            mutate(doc)
+        (d / f"{node}.json").write_text(json.dumps(doc))
+    return d
+
+
+def runs(doc, probe):
+    return doc["facts"]["runs"][probe]["data"]
+
+
+def set_path(*path, value):
+    def mutate(doc):
+        cur = doc
+        for key in path[:-1]:
+            cur = cur[key]
+        cur[path[-1]] = value
+    return mutate
+
+
+def _gpu_added(doc):
+    data = runs(doc, "cuda_build")
+    data["devices"] = data["devices"] + [dict(data["devices"][0], index=1)]
+    data["device_count"] = 2
+
+
+def _gpu_renamed(doc):
+    runs(doc, "cuda_build")["devices"][0]["name"] = "NVIDIA GeForce RTX 4090"
+
+
+#: (what changes on one node, the raw change, the facts it must show up as — written by hand).
+MUTATIONS_C01 = [
+    ("driver", lambda d: runs(d, "cuda_build")["driver"].update(version="535.183.01"), {"driver"}),
+    ("torch release", lambda d: runs(d, "import_torch").update(version="2.6.1+cu126"), {"torch"}),
+    ("torch variant", lambda d: runs(d, "import_torch").update(version="2.6.0+cu124", cuda="12.4"),
+     {"torch", "variant", "cuda"}),
+    ("cuda", lambda d: (runs(d, "import_torch").update(cuda="12.8"), runs(d, "cuda_build").update(cuda="12.8")), {"cuda"}),
+    ("cudnn", lambda d: runs(d, "cuda_build").update(cudnn=90100), {"cudnn"}),
+    ("nccl", lambda d: runs(d, "cuda_build").update(nccl="2.21.5"), {"nccl"}),
+    ("arch list", lambda d: runs(d, "cuda_build").update(arch_list=["sm_50", "sm_60", "sm_70"]), {"arch_list"}),
+    ("torchvision", lambda d: d["facts"]["packages"].update(torchvision=[{"version": "0.21.0+cu126"}]), {"torchvision"}),
+    ("python", set_path("facts", "python", "version", value="3.12.3"), {"python"}),
+    ("glibc", set_path("facts", "platform", "glibc", value="2.31"), {"glibc"}),
+    ("os", set_path("facts", "platform", "arch", value="aarch64"), {"os"}),
+    ("shm", set_path("host", "shm_bytes", value=64 << 20), {"shm"}),
+    ("gpu model", _gpu_renamed, {"gpu_model"}),
+    ("gpu count", _gpu_added, {"gpu_model", "gpu_count"}),
+]
+
+
+def _baseline(case_reports, case):
+    base = copy.deepcopy(case_reports[case])
+    # the companions and NCCL/cuDNN the case did not record: give every node the same ones, so a
+    # change on one node is visible
+    base["facts"]["packages"].setdefault("torchvision", [{"version": "0.21.0"}])
+    if "cuda_build" in base["facts"]["runs"] and runs(base, "cuda_build") is not None:
+        runs(base, "cuda_build").setdefault("cudnn", 90501)
+        runs(base, "cuda_build").setdefault("nccl", "2.20.5")
+    return base
+
+
+@pytest.mark.parametrize("what, mutate, expected", MUTATIONS_C01, ids=[m[0] for m in MUTATIONS_C01])
+def test_one_mutation_is_drift_on_exactly_that_node(tmp_path, case_reports, what, mutate, expected):
+    from envcheck.fleet.merge import merge
+
+    base = _baseline(case_reports, "C01")
+    clean = merge([str(write_fleet(tmp_path / "clean", base))])
+    assert clean.drift == [] and len(clean.nodes) == 10
+    fleet = merge([str(write_fleet(tmp_path / "fleet", base, mutate))])
+    assert {d["fact"] for d in fleet.drift} == expected
+    for d in fleet.drift:
+        assert d["majority_count"] == 9
+        assert [o["nodes"] for o in d["outliers"]] == ["gpu004"], d
+    assert fleet.exit_code == 1
+
+
+@pytest.mark.parametrize("case", ["C09", "C16", "C06"])
+def test_mutations_on_other_real_machines(tmp_path, case_reports, case):
+    """The same on a WSL2 conda machine (C09), a runtime container (C16), CentOS 7 (C06): the facts
+    each of them recorded, changed one at a time."""
+    from envcheck.fleet.merge import merge
+
+    base = _baseline(case_reports, case)
+    mutations = [(set_path("facts", "python", "version", value="3.9.1"), {"python"}),
+                 (set_path("facts", "platform", "glibc", value="2.28"), {"glibc"}),
+                 (set_path("host", "shm_bytes", value=1 << 26), {"shm"}),
+                 (lambda d: d["facts"]["packages"]["torch"][0].update(version="9.9.9"), {"torch"} if case == "C06" else set())]
+    for i, (mutate, expected) in enumerate(mutations):
+        fleet = merge([str(write_fleet(tmp_path / str(i), base, mutate, victim="gpu010"))])
+        assert {d["fact"] for d in fleet.drift} == expected, (case, i, fleet.drift)
+        assert all([o["nodes"] for o in d["outliers"]] == ["gpu010"] for d in fleet.drift)
+
+
+def test_real_machines_side_by_side(tmp_path, case_reports):
+    """Seven different real machines: the CentOS 7 node is the glibc outlier; failures grouped."""
+    from envcheck.fleet.merge import merge
+
+    for name, doc in case_reports.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    fleet = merge([str(tmp_path)])
+    assert len(fleet.nodes) == 7 and fleet.passed == 0
+    glibc = next(d for d in fleet.drift if d["fact"] == "glibc")
+    assert glibc["majority"] == "2.35" and glibc["majority_count"] == 3
+    assert {o["value"]: o["nodes"] for o in glibc["outliers"]} == {"2.17": "C06", "2.39": "C07", "2.40": "C01"}
+    variant = next(d for d in fleet.drift if d["fact"] == "variant")
+    assert {o["value"]: o["nodes"] for o in variant["outliers"]}["cpu"] == "C[06,10]"
+    checks = {g["check"]: g["nodes"] for g in fleet.failures}
+    assert checks["arch_compat"] == "C01" and checks["import_torch"] == "C06"
+
+
+def test_failures_group_by_cause_with_compressed_lists(tmp_path, case_reports):
+    from envcheck.fleet.merge import merge
+
+    base = case_reports["C01"]  # arch_compat fails (sm_120 not in the wheel)
+    ok = copy.deepcopy(base)
+    ok["checks"] = [dict(c, status="pass") for c in ok["checks"]]
+    d = tmp_path / "f"
+    d.mkdir()
+    for i in range(1, 21):
+        doc = copy.deepcopy(base if i <= 17 or i == 20 else ok)
+        doc["host"] = {"id": f"gpu{i:03d}"}
+        (d / f"gpu{i:03d}.json").write_text(json.dumps(doc))
+    fleet = merge([str(d)])
+    assert fleet.passed == 2
+    assert [(g["check"], g["count"], g["nodes"]) for g in fleet.failures] == [("arch_compat", 18, "gpu[001-017,020]")]
+    r = run_cli(["fleet", "merge", str(d)])
+    assert r.code == 1
+    assert "20 nodes: 2 pass, 18 fail" in r.out and "arch_compat on 18 node(s): gpu[001-017,020]" in r.out
+
+
+def test_truncated_report_is_named_and_skipped(tmp_path, case_reports):
+    d = write_fleet(tmp_path / "f", case_reports["C16"])
+    full = (d / "gpu002.json").read_text()
+    (d / "gpu002.json").write_text(full[: len(full) // 2])
+    (d / "notes.json").write_text('{"hello": 1}')
+    r = run_cli(["fleet", "merge", str(d), "--json"])
+    assert r.code == 2
+    doc = r.json()
+    assert doc["nodes_total"] == 9
+    assert {s["file"].rsplit("/", 1)[1]: s["reason"].split(" ")[0] for s in doc["skipped"]} == {
+        "gpu002.json": "truncated", "notes.json": "not"}
+    assert f"skipped {d / 'gpu002.json'}: truncated" in r.err
+
+
+def test_exit_codes(tmp_path, case_reports):
+    base = copy.deepcopy(case_reports["C01"])
+    base["checks"] = [dict(c, status="pass") for c in base["checks"]]
+    d = write_fleet(tmp_path / "ok", base)
+    assert run_cli(["fleet", "merge", str(d)]).code == 0
+    d2 = write_fleet(tmp_path / "drift", base, set_path("host", "shm_bytes", value=64 << 20))
+    r = run_cli(["fleet", "merge", str(d2)])
+    assert r.code == 1 and "shm: majority 64 GiB on 9 node(s)" in r.out and "64 MiB on gpu004" in r.out
+    assert run_cli(["fleet", "merge", str(tmp_path / "absent")]).code == 2
+    (tmp_path / "empty").mkdir()
+    assert run_cli(["fleet", "merge", str(tmp_path / "empty")]).code == 2
+
+
+def test_lock_marks_the_wrong_values(tmp_path, case_reports):
+    base = _baseline(case_reports, "C01")
+    d = write_fleet(tmp_path / "f", base, lambda doc: runs(doc, "import_torch").update(version="2.6.0+cu124", cuda="12.4"))
+    plan = tmp_path / "plan"
+    assert run_cli(["plan", "--backend", "cu126", "--torch", "2.6.0", "--gpu", "rtx 4090", "--python", "3.12",
+                    "--format", "lock", "-o", str(plan)]).code == 0
+    r = run_cli(["fleet", "merge", str(d), "--lock", str(plan / "envcheck.lock.toml"), "--json"])
+    doc = r.json()
+    variant = next(x for x in doc["drift"] if x["fact"] == "variant")
+    assert variant["majority"] == "cu126" and variant["lock"] == "cu126"
+    assert [(o["value"], o["nodes"], o["lock_wrong"]) for o in variant["outliers"]] == [("cu124", "gpu004", True)]
+    assert variant["values"][0]["lock_wrong"] is False
+    python = doc["lock"]["mismatches"]
+    assert {m["fact"] for m in python} >= {"variant", "torch", "cuda"}
+
+
+def test_junit_and_prometheus(tmp_path, case_reports):
+    from junitparser import JUnitXml
+
+    base = _baseline(case_reports, "C16")
+    d = write_fleet(tmp_path / "f", base, set_path("facts", "platform", "glibc", value="2.28"))
+    r = run_cli(["fleet", "merge", str(d), "--junit", str(tmp_path / "f.xml"), "--prometheus", str(tmp_path / "f.prom")])
+    assert r.code == 1
+    suites = {s.name: s for s in JUnitXml.fromfile(str(tmp_path / "f.xml"))}
+    assert set(suites) == set(NODES) | {"fleet-drift"}
+    assert {c.classname for c in suites["gpu001"]} == {"gpu001"}
+    drift = {c.name: c for c in suites["fleet-drift"]}
+    assert not drift["glibc"].is_passed and "2.28 on gpu004" in drift["glibc"].result[0].message
+    assert drift["torch"].is_passed
+    prom = (tmp_path / "f.prom").read_text()
+    assert 'envcheck_fleet_nodes{status="fail"} 10' in prom
+    assert 'envcheck_fleet_drift_outliers{fact="glibc",value="2.28",nodes="gpu004"} 1' in prom
+    assert 'envcheck_node_check_failed{node="gpu004",check="torch_compile"} 1' in prom
+
+
+def test_diff_two_nodes_and_two_fleets(tmp_path, case_reports):
+    base = _baseline(case_reports, "C01")
+    before = write_fleet(tmp_path / "before", base)
+    after = write_fleet(tmp_path / "after", base, lambda d: runs(d, "cuda_build")["driver"].update(version="580.65.06"))
+    assert run_cli(["fleet", "merge", str(before), "--save", str(tmp_path / "before.json")]).code == 1
+    r = run_cli(["fleet", "diff", str(tmp_path / "before.json"), str(after), "--json"])
+    assert r.code == 1, r.err
+    doc = r.json()
+    assert doc["kind"] == "fleets"
+    assert doc["facts"] == [{"fact": "driver", "a": "570.124.04", "b": "580.65.06", "count": 1, "nodes": "gpu004"}]
+    assert run_cli(["fleet", "diff", str(before), str(tmp_path / "before.json")]).code == 0
+    r = run_cli(["fleet", "diff", str(before / "gpu001.json"), str(after / "gpu004.json")])
+    assert r.code == 1 and "driver: 570.124.04 → 580.65.06" in r.out
+    assert run_cli(["fleet", "diff", str(before), str(tmp_path / "nope")]).code == 2
+
+
+def test_hostlist():
+    from envcheck.fleet.hostlist import compress, expand
+
+    assert compress([f"gpu{i:03d}" for i in [*range(1, 18), 20]]) == "gpu[001-017,020]"
+    assert compress(["a1", "a2", "login", "a10", "b-7"]) == "a[1-2],a10,b-7,login"
+    assert compress(["n1-rank0", "n1-rank1"]) == "n1-rank[0-1]"
+    assert expand("gpu[001-003,020],login") == ["gpu001", "gpu002", "gpu003", "gpu020", "login"]
+    with pytest.raises(ValueError):
+        expand("gpu[3-1]")
