@@ -69,8 +69,13 @@ def main(argv):
         ranks = [torch.zeros(1, dtype=torch.int64, device=device) for _ in range(world)]
         dist.all_gather(ranks, torch.tensor([rank], dtype=torch.int64, device=device))
         got = [int(t.item()) for t in ranks]
-        hosts = [None] * world
-        dist.all_gather_object(hosts, socket.gethostname())
+        name = socket.gethostname().encode("utf-8")[:255]
+        mine_name = torch.zeros(256, dtype=torch.uint8)
+        mine_name[0] = len(name)
+        mine_name[1:1 + len(name)] = torch.tensor(list(name), dtype=torch.uint8)
+        names = [torch.zeros(256, dtype=torch.uint8, device=device) for _ in range(world)]
+        dist.all_gather(names, mine_name.to(device))
+        hosts = [bytes(t.cpu()[1:1 + int(t[0])].tolist()).decode("utf-8", "replace") for t in names]
         out["all_gather"] = {"ok": got == list(range(world)), "ranks": got}
         out["hosts"] = hosts
 
@@ -82,9 +87,9 @@ def main(argv):
             a = torch.mm(a, a).clamp_(-1, 1)
         sync()
         mine = time.monotonic() - c0
-        times = [None] * world
-        dist.all_gather_object(times, round(mine, 6))
-        out["compute_seconds"] = times
+        times = [torch.zeros(1, dtype=torch.float64, device=device) for _ in range(world)]
+        dist.all_gather(times, torch.tensor([mine], dtype=torch.float64, device=device))
+        out["compute_seconds"] = [round(float(t.item()), 6) for t in times]
 
         # bus bandwidth of all_reduce (the nccl-tests definition: algbw × 2(n-1)/n)
         n = mib * 1024 * 1024 // 4

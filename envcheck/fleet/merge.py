@@ -139,6 +139,8 @@ def read_report(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
         return None, f"not JSON: {exc}"
     if not isinstance(doc, dict):
         return None, "not a node report (a JSON object is expected)"
+    if doc.get("kind") == FLEET_KIND:
+        return None, ""  # a saved merge beside the reports: not a node, not an error
     if doc.get("kind") == KIND:
         if doc.get("schema") != SCHEMA:
             return None, f"node report schema {doc.get('schema')!r}; this envcheck reads {SCHEMA} (upgrade envcheck)"
@@ -198,6 +200,8 @@ def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None) -> Fleet
     seen: Dict[str, str] = {}
     for path in report_files(inputs):
         doc, why = read_report(path)
+        if doc is None and not why:
+            continue
         if doc is None:
             fleet.skipped.append({"file": str(path), "reason": why})
             if on_skip:
