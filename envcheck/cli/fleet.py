@@ -179,8 +179,7 @@ def run_merge(args: argparse.Namespace) -> int:
         write_output_file(args.prometheus, prometheus_text(fleet), args.force, "--prometheus")
     args.exit_code = fleet.exit_code
     if args.json:
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # one write: json.dump writes per token
     else:
         print_fleet(doc)
     return args.exit_code
@@ -247,8 +246,7 @@ def run_diff(args: argparse.Namespace) -> int:
     doc = diff(a, b)
     args.exit_code = 1 if doc["changed"] else 0
     if args.json:
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
         return args.exit_code
     from rich.markup import escape
 

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Tuple
+from functools import lru_cache
+from typing import Dict, Iterable, List, Optional, Tuple
 
 _NUM = re.compile(r"^(.*?)(\d+)$")
+
+
+@lru_cache(maxsize=65536)
+def _split(name: str) -> Optional[Tuple[str, int, int]]:
+    """``gpu017`` → ``("gpu", 3, 17)`` (prefix, digits, number); ``None`` without trailing digits."""
+    m = _NUM.match(name)
+    if not m or "[" in name:
+        return None
+    return m.group(1), len(m.group(2)), int(m.group(2))
 
 
 def compress(names: Iterable[str]) -> str:
@@ -21,9 +31,9 @@ def compress(names: Iterable[str]) -> str:
     groups: Dict[Tuple[str, int], List[int]] = {}
     plain: List[str] = []
     for name in set(names):
-        m = _NUM.match(name)
-        if m and "[" not in name:
-            groups.setdefault((m.group(1), len(m.group(2))), []).append(int(m.group(2)))
+        parts_ = _split(name)
+        if parts_:
+            groups.setdefault(parts_[:2], []).append(parts_[2])
         else:
             plain.append(name)
     parts: List[Tuple[str, str]] = [(p, p) for p in plain]

@@ -1,0 +1,94 @@
+"""verify --distributed under a real torchrun: two `torchrun --nnodes 2 --nproc-per-node 1
+--rdzv-backend c10d` processes on 127.0.0.1 act as two nodes (gloo), each rank writes its report,
+and fleet merge reads them. Slow and missing ranks are shown from those real reports changed."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import socket
+import subprocess
+
+import pytest
+
+from tests.conftest import run_cli
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.fixture(scope="module")
+def two_node_run(envcheck_torch_venv, tmp_path_factory):
+    """The issue's example, run twice (two "nodes": ENVCHECK_NODE names them) in one folder."""
+    work = tmp_path_factory.mktemp("torchrun")
+    port = free_port()
+    procs = []
+    for node in ("nodeA", "nodeB"):
+        env = {**os.environ, "PATH": f"{envcheck_torch_venv}{os.pathsep}{os.environ['PATH']}", "ENVCHECK_NODE": node}
+        for var in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"):
+            env.pop(var, None)
+        procs.append(subprocess.Popen(
+            [str(envcheck_torch_venv / "torchrun"), "--nnodes", "2", "--nproc-per-node", "1", "--rdzv-backend", "c10d",
+             "--rdzv-endpoint", f"127.0.0.1:{port}", "--no-python",
+             "envcheck", "verify", "--distributed", "--tier", "quick", "--report", "reports/"],
+            cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(timeout=300)[0])
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            pytest.fail("torchrun did not finish in 300 s")
+    return work, procs, outs
+
+
+def test_two_torchrun_nodes_each_write_their_rank_report(two_node_run):
+    work, procs, outs = two_node_run
+    assert [p.returncode for p in procs] == [0, 0], "\n".join(o[-3000:] for o in outs)
+    files = sorted(p.name for p in (work / "reports").iterdir())
+    assert files in (["nodeA-rank0.json", "nodeB-rank1.json"], ["nodeA-rank1.json", "nodeB-rank0.json"])
+    for name in files:
+        doc = json.loads((work / "reports" / name).read_text())
+        dist = doc["distributed"]
+        assert dist["backend"] == "gloo" and dist["world_size"] == 2 and dist["error"] is None
+        assert dist["all_reduce"]["ok"] and dist["all_gather"]["ranks"] == [0, 1]
+        assert dist["bandwidth"]["busbw_gbps"] > 0 and len(dist["compute_seconds"]) == 2
+        check = next(c for c in doc["checks"] if c["name"] == "collectives")
+        assert check["status"] == "pass" and "gloo all_reduce/all_gather across 2 ranks" in check["detail"]
+        assert doc["host"]["world_size"] == 2 and doc["host"]["rank"] == dist["rank"]
+
+
+def test_merge_shows_the_ranks(two_node_run, tmp_path):
+    work, _, _ = two_node_run
+    r = run_cli(["fleet", "merge", str(work / "reports"), "--json"])
+    assert r.code == 0, r.out + r.err
+    ranks = r.json()["ranks"]
+    assert (ranks["world_size"], ranks["ranks"], ranks["missing"], ranks["failed"], ranks["slow"]) == (2, 2, [], [], [])
+    # the same reports, rank 1 ten times slower and rank 0 gone: merge names both
+    docs = [json.loads(p.read_text()) for p in sorted((work / "reports").iterdir())]
+    slow = next(copy.deepcopy(d) for d in docs if d["host"]["rank"] == 1)
+    slow["distributed"]["bandwidth"]["busbw_gbps"] /= 10
+    c = slow["distributed"]["compute_seconds"][0]
+    gathered = [c, 10 * c, c, c]  # every rank gathers the same list: rank 1 took ten times longer
+    slow["distributed"]["compute_seconds"] = gathered
+    (tmp_path / "r1.json").write_text(json.dumps(slow))
+    other = next(copy.deepcopy(d) for d in docs if d["host"]["rank"] == 0)
+    other["host"]["rank"], other["host"]["id"] = 2, "nodeC"
+    other["host"]["world_size"] = slow["host"]["world_size"] = 4
+    other["distributed"]["compute_seconds"] = gathered
+    (tmp_path / "r2.json").write_text(json.dumps(other))
+    (tmp_path / "r1.json").write_text(json.dumps(slow))
+    third = copy.deepcopy(other)
+    third["host"]["rank"], third["host"]["id"] = 3, "nodeD"
+    (tmp_path / "r3.json").write_text(json.dumps(third))
+    r = run_cli(["fleet", "merge", str(tmp_path)])
+    assert r.code == 1
+    assert "missing ranks: 0" in r.out
+    assert "slow rank 1" in r.out and "bus bandwidth" in r.out and "local compute" in r.out
