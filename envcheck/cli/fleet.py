@@ -64,7 +64,8 @@ shared folder), then `envcheck fleet merge` over it (fleet.json and fleet.xml be
 K8S_EPILOG = """\
 examples:
   envcheck fleet k8s --nodes 8 --image team/torch:prod > job.yaml      reports on stdout (kubectl logs)
-  envcheck fleet k8s --nodes 8 --lock envcheck.lock.toml --pvc fleet-reports   the plan's image, a PVC
+  envcheck fleet k8s --nodes 8 --lock envcheck.lock.toml --pvc fleet-reports   the plan's image and lock
+                                                      (a ConfigMap), reports to a PVC
   envcheck fleet k8s --nodes 4 --vendor amd --gpus-per-node 8 --image team/torch:rocm
 
 An Indexed Job: completions = parallelism = nodes, one pod per node (pod anti-affinity and a
@@ -318,15 +319,10 @@ def run_k8s(args: argparse.Namespace) -> int:
         raise UsageError(f"--nodes {args.nodes}: expected at least 1")
     if args.gpus_per_node < 0:
         raise UsageError(f"--gpus-per-node {args.gpus_per_node}: expected 0 or more")
-    lock = _load_lock(args.lock)
-    image, vendor = args.image, args.vendor
-    if lock is not None:
-        from envcheck.docker.build import default_tag
+    from envcheck.fleet.k8s import image_and_vendor
 
-        image = image or default_tag({"torch": str(lock.expect.get("torch_version") or f"{lock.torch}+{lock.variant}")})
-        vendor = vendor or ("amd" if lock.variant.startswith("rocm") else "nvidia")
-    if not image:
-        raise UsageError("give --image (the image to verify) or --lock (the plan whose image `envcheck docker build` tags)")
+    lock = _load_lock(args.lock)
+    image, vendor = image_and_vendor(args.image, args.vendor, lock)
     selector = {}
     for item in args.node_selector:
         key, eq, value = item.partition("=")
@@ -334,7 +330,8 @@ def run_k8s(args: argparse.Namespace) -> int:
             raise UsageError(f"--node-selector {item!r}: expected KEY=VALUE")
         selector[key] = value
     opts = K8sOptions(image=image, nodes=args.nodes, name=args.name, namespace=args.namespace,
-                      vendor=vendor or "nvidia", gpus_per_node=args.gpus_per_node, tier=args.tier, pvc=args.pvc,
-                      shm=args.shm, lock=str(args.lock) if args.lock else None, node_selector=selector or None)
+                      vendor=vendor, gpus_per_node=args.gpus_per_node, tier=args.tier, pvc=args.pvc,
+                      shm=args.shm, lock_text=args.lock.read_text(encoding="utf-8") if lock is not None else None,
+                      node_selector=selector or None)
     sys.stdout.write(manifest(opts))
     return 0

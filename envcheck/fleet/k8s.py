@@ -17,6 +17,8 @@ from typing import Any, Dict, List, Optional
 
 #: Where the GPU resource comes from, by vendor.
 RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
+#: Where the plan's lock is mounted in the pod (from a ConfigMap the manifest carries).
+LOCK_DIR = "/etc/envcheck"
 #: The marker in front of a report printed on stdout.
 MARKER = "ENVCHECK-REPORT "
 
@@ -33,7 +35,7 @@ class K8sOptions:
     pvc: Optional[str] = None
     shm: str = "16Gi"
     envcheck: str = "envcheck"
-    lock: Optional[str] = None
+    lock_text: Optional[str] = None
     node_selector: Optional[Dict[str, str]] = None
 
 
@@ -41,8 +43,8 @@ def job(o: K8sOptions) -> Dict[str, Any]:
     """The batch/v1 Job as plain data."""
     labels = {"app.kubernetes.io/name": "envcheck", "envcheck.io/fleet": o.name}
     verify = [o.envcheck, "verify", "--tier", o.tier, "--host", "$(NODE_NAME)"]
-    if o.lock:
-        verify += ["--lock", o.lock]
+    if o.lock_text is not None:
+        verify += ["--lock", f"{LOCK_DIR}/envcheck.lock.toml"]
     cmd = " ".join('"$NODE_NAME"' if a == "$(NODE_NAME)" else shlex.quote(a) for a in verify)
     if o.pvc:
         script = f'{cmd} --report "/reports/$JOB_NAME/"'
@@ -51,6 +53,9 @@ def job(o: K8sOptions) -> Dict[str, Any]:
                   f'printf "{MARKER}"; tr -d "\\n" < "/tmp/envcheck/$NODE_NAME.json"; echo; exit $rc')
     mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
     volumes: List[Dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": o.shm}}]
+    if o.lock_text is not None:
+        mounts.append({"name": "lock", "mountPath": LOCK_DIR, "readOnly": True})
+        volumes.append({"name": "lock", "configMap": {"name": f"{o.name}-lock"}})
     if o.pvc:
         mounts.append({"name": "reports", "mountPath": "/reports"})
         volumes.append({"name": "reports", "persistentVolumeClaim": {"claimName": o.pvc}})
@@ -96,6 +101,25 @@ def job(o: K8sOptions) -> Dict[str, Any]:
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
     }
+
+
+def image_and_vendor(image: Optional[str], vendor: Optional[str], lock: Any = None) -> "tuple[str, str]":
+    """The image and GPU vendor: as given, else from the plan (``lock``): the tag ``envcheck docker
+    build --lock`` gives its image, and AMD for a ROCm variant.
+
+    Raises:
+        UsageError: neither an image nor a lock.
+    """
+    from envcheck.errors import UsageError
+
+    if lock is not None:
+        from envcheck.docker.build import default_tag
+
+        image = image or default_tag({"torch": str(lock.expect.get("torch_version") or f"{lock.torch}+{lock.variant}")})
+        vendor = vendor or ("amd" if str(lock.variant).startswith("rocm") else "nvidia")
+    if not image:
+        raise UsageError("give --image (the image to verify) or --lock (the plan whose image `envcheck docker build` tags)")
+    return image, vendor or "nvidia"
 
 
 def gather_text(o: K8sOptions) -> str:
@@ -159,6 +183,16 @@ def _scalar(v: Any) -> str:
     return json.dumps(str(v))
 
 
+def config_map(o: K8sOptions) -> Dict[str, Any]:
+    """The ConfigMap that carries the plan's lock into every pod (``--lock``)."""
+    meta: Dict[str, Any] = {"name": f"{o.name}-lock", "labels": {"app.kubernetes.io/name": "envcheck"}}
+    if o.namespace:
+        meta["namespace"] = o.namespace
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+            "data": {"envcheck.lock.toml": o.lock_text or ""}}
+
+
 def manifest(o: K8sOptions) -> str:
-    """The gather comments, then the Job as YAML."""
-    return gather_text(o) + "\n" + to_yaml(job(o))
+    """The gather comments, then (with a lock) its ConfigMap, then the Job, as YAML documents."""
+    docs = ([config_map(o)] if o.lock_text is not None else []) + [job(o)]
+    return gather_text(o) + "\n" + "---\n".join(to_yaml(d) for d in docs)

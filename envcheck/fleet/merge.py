@@ -207,7 +207,15 @@ def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None) -> Fleet
             if on_skip:
                 on_skip(path, why)
             continue
-        node = _node(doc, path)
+        try:
+            node = _node(doc, path)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            # a field of the wrong type (a hand-edited or foreign file): skip it like any bad report
+            why = f"malformed node report: {type(exc).__name__}: {exc}"[:300]
+            fleet.skipped.append({"file": str(path), "reason": why})
+            if on_skip:
+                on_skip(path, why)
+            continue
         del doc
         if node.id in seen:
             fleet.duplicates.append(f"{node.id}: {seen[node.id]} and {path}")

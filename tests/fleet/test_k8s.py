@@ -13,13 +13,17 @@ kubernetes = pytest.importorskip("kubernetes")
 yaml = pytest.importorskip("yaml")
 
 
-def as_job(text):
-    """Deserialize the YAML into kubernetes.client.V1Job the way the client reads API answers."""
-    from kubernetes.client import ApiClient
-
+def as_job(text, kinds=("Job",)):
+    """Deserialize the YAML documents into the client's models (V1Job, V1ConfigMap) the way the
+    client reads API answers; returns the Job (and, with two kinds, the ConfigMap too)."""
     docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    assert len(docs) == 1
-    data = docs[0]
+    assert [d["kind"] for d in docs] == list(kinds)
+    models = [model(d, "V1" + d["kind"]) for d in docs]
+    return models[-1] if len(models) == 1 else models
+
+
+def model(data, name):
+    from kubernetes.client import ApiClient
 
     class Response:  # ApiClient.deserialize reads .data
         def __init__(self, obj):
@@ -29,9 +33,9 @@ def as_job(text):
 
     client = ApiClient()
     if "content_type" in inspect.signature(client.deserialize).parameters:
-        job = client.deserialize(json.dumps(data), "V1Job", "application/json")  # client ≥ 34
+        job = client.deserialize(json.dumps(data), name, "application/json")  # client ≥ 34
     else:
-        job = client.deserialize(Response(data), "V1Job")
+        job = client.deserialize(Response(data), name)
     # a round trip drops every key the models do not know: nothing may be lost
     assert ApiClient().sanitize_for_serialization(job) == data
     return job
@@ -70,8 +74,11 @@ def test_amd_from_the_plan_with_a_pvc(tmp_path):
     r = run_cli(["fleet", "k8s", "--nodes", "2", "--lock", str(plan / "envcheck.lock.toml"), "--pvc", "reports",
                  "--tier", "quick", "--node-selector", "amd.com/gpu.family=AI"])
     assert r.code == 0, r.err
-    job = as_job(r.out)
+    cm, job = as_job(r.out, ("ConfigMap", "Job"))
+    assert cm.data["envcheck.lock.toml"] == (plan / "envcheck.lock.toml").read_text()
     pod = job.spec.template.spec
+    assert next(v for v in pod.volumes if v.name == "lock").config_map.name == cm.metadata.name
+    assert "--lock /etc/envcheck/envcheck.lock.toml" in pod.containers[0].command[-1]
     assert pod.containers[0].image == "envcheck/torch:2.7.0-rocm6.3"
     assert pod.containers[0].resources.limits == {"amd.com/gpu": "1"}
     assert pod.node_selector == {"amd.com/gpu.family": "AI"}

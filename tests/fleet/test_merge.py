@@ -238,3 +238,23 @@ def test_hostlist():
     assert expand("gpu[001-003,020],login") == ["gpu001", "gpu002", "gpu003", "gpu020", "login"]
     with pytest.raises(ValueError):
         expand("gpu[3-1]")
+
+
+@pytest.mark.parametrize("mutate", [
+    set_path("facts", "runs", "cuda_build", "data", "device_count", value="two"),
+    set_path("facts", "runs", "cuda_build", "data", "devices", value=[1, 2]),
+    set_path("facts", "packages", value=[]),
+    set_path("facts", "runs", value="x"),
+    set_path("host", "shm_bytes", value="64G"),
+    set_path("checks", value=[{"name": 1, "status": None, "seconds": "x"}]),
+    set_path("distributed", value={"bandwidth": "fast"}),
+], ids=["count-str", "devices-ints", "packages-list", "runs-str", "shm-str", "checks-odd", "dist-odd"])
+def test_wrong_types_never_traceback(tmp_path, case_reports, mutate):
+    """A hand-edited or foreign report: merged when its oddities can be read past, else named and
+    skipped (exit 2) — never a traceback, and the other nodes are still merged."""
+    d = write_fleet(tmp_path / "f", _baseline(case_reports, "C01"), mutate)
+    r = run_cli(["fleet", "merge", str(d), "--json"])
+    assert r.code in (1, 2) and "Traceback" not in r.err, r.err
+    doc = r.json()
+    assert doc["nodes_total"] + len(doc["skipped"]) == 10
+    assert doc["nodes_total"] >= 9
