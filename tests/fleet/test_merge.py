@@ -51,6 +51,13 @@ def _gpu_renamed(doc):
     runs(doc, "cuda_build")["devices"][0]["name"] = "NVIDIA GeForce RTX 4090"
 
 
+#: Public reports of one node differing, which these mutations stand for:
+#: - NCCL: "could it be possible that you have different NCCL versions on different nodes?" — a
+#:   multi-node hang (https://github.com/NVIDIA/nccl/issues/354); the NCCL banner printed on one
+#:   server and not the other (https://github.com/huggingface/accelerate/issues/412).
+#: - driver: a hang traced to the torch/driver pairing on one HPC node (https://github.com/NVIDIA/nccl/issues/447).
+#: - /dev/shm: DataLoader "Bus error … insufficient shared memory" in Kubernetes pods and torchrun
+#:   workers (https://github.com/pytorch/pytorch/issues/16979, https://github.com/pytorch/pytorch/issues/108861).
 #: (what changes on one node, the raw change, the facts it must show up as — written by hand).
 MUTATIONS_C01 = [
     ("driver", lambda d: runs(d, "cuda_build")["driver"].update(version="535.183.01"), {"driver"}),

@@ -130,3 +130,21 @@ def test_host_identity_prefers_the_scheduler_name(monkeypatch):
     assert node_file_name(h) == "gpu042-rank3.json"
     assert node_file_name({"id": "../../etc/x"}) == "etc_x.json"
     assert host_identity({"NODE_NAME": "k8s-node-1"})["id"] == "k8s-node-1"
+
+
+@pytest.mark.parametrize("argv, example", [
+    (["verify"], "--no-python envcheck verify --distributed --report reports/"),
+    (["fleet"], "envcheck fleet merge reports/"),
+    (["fleet", "merge"], "--prometheus"),
+    (["fleet", "diff"], "envcheck fleet diff before.json after.json"),
+    (["fleet", "slurm"], "--submit --wait"),
+    (["fleet", "k8s"], "envcheck fleet k8s --nodes 8"),
+])
+def test_help_has_examples(argv, example):
+    r = run_cli([*argv, "--help"])
+    assert r.code == 0 and "examples:" in r.out and example in r.out
+
+
+def test_fleet_without_a_subcommand_is_usage():
+    r = run_cli(["fleet"])
+    assert r.code == 2 and "merge" in r.out
