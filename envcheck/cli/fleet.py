@@ -204,7 +204,8 @@ def print_fleet(doc: dict) -> None:
     if doc["failures"]:
         con.print("\n[bold]failing checks, by cause[/bold]")
         for g in doc["failures"]:
-            con.print(f" [bold red]{g['check']}[/] on {g['count']} node(s): {escape(g['nodes'])}")
+            rule = f" ({escape(g['rule'])})" if g.get("rule") else ""
+            con.print(f" [bold red]{g['check']}[/]{rule} on {g['count']} node(s): {escape(g['nodes'])}")
             con.print(f"    {escape(g['detail'][:300])}")
             if g["fix"]:
                 con.print(f"    [bold]fix:[/bold] {escape(g['fix'][:300])}")

@@ -44,6 +44,7 @@ class Node:
     busbw: Optional[float] = None
     compute: Optional[float] = None
     dist_error: Optional[str] = None
+    rules: Dict[str, str] = field(default_factory=dict)  # check → the diagnoses.toml rule that explained it
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"id": self.id, "status": self.status, "file": self.file, "facts": self.facts,
@@ -156,20 +157,32 @@ def read_report(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
     return doc, ""
 
 
-def _node(doc: Mapping[str, Any], path: Path) -> Node:
+def _node(doc: Mapping[str, Any], path: Path, pool: Optional[Dict[str, str]] = None) -> Node:
+    """What is kept of one report. Strings go through ``pool`` (one copy of each distinct text), so
+    memory grows with the fleet's distinct causes and values, not with its size."""
     from envcheck.fleet.drift import node_facts
+
+    pool = {} if pool is None else pool
+
+    def one(text: Any) -> str:
+        t = str(text or "")[:2000]
+        return pool.setdefault(t, t)
 
     host = doc["host"]
     checks = []
+    rules: Dict[str, str] = {}
     for c in doc["checks"]:
-        status = str(c.get("status"))
+        status = one(c.get("status"))
         secs = c.get("seconds")
         secs = float(secs) if isinstance(secs, (int, float)) and not isinstance(secs, bool) else 0.0
         keep = status != "pass"
-        checks.append((str(c.get("name")), status, secs, str(c.get("detail") or "")[:2000] if keep else "",
-                       str(c.get("fix") or "")[:2000] if keep else ""))
+        name = one(c.get("name"))
+        checks.append((name, status, secs, one(c.get("detail")) if keep else "", one(c.get("fix")) if keep else ""))
+        if keep and isinstance(c.get("rule"), str) and c["rule"]:
+            rules[name] = one(c["rule"])
     status = "fail" if any(s == "fail" for _, s, *_ in checks) else "pass"
-    node = Node(str(host["id"]), status, str(path), node_facts(doc), checks)
+    facts = {k: (one(v) if v is not None else None) for k, v in node_facts(doc).items()}
+    node = Node(str(host["id"]), status, str(path), facts, checks, rules=rules)
     if isinstance(host.get("rank"), int):
         node.rank = host["rank"]
         node.world_size = host.get("world_size") if isinstance(host.get("world_size"), int) else None
@@ -198,6 +211,7 @@ def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None) -> Fleet
     """
     fleet = Fleet()
     seen: Dict[str, str] = {}
+    pool: Dict[str, str] = {}
     for path in report_files(inputs):
         doc, why = read_report(path)
         if doc is None and not why:
@@ -208,7 +222,7 @@ def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None) -> Fleet
                 on_skip(path, why)
             continue
         try:
-            node = _node(doc, path)
+            node = _node(doc, path, pool)
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
             # a field of the wrong type (a hand-edited or foreign file): skip it like any bad report
             why = f"malformed node report: {type(exc).__name__}: {exc}"[:300]
@@ -229,7 +243,8 @@ def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None) -> Fleet
 
 
 def group_failures(nodes: List[Node]) -> List[Dict[str, Any]]:
-    """Failing checks grouped by cause (the check and its fix, else its detail), biggest first."""
+    """Failing checks grouped by cause — the check and the diagnosis rule that explained it, else
+    its fix, else its detail — biggest group first."""
     from envcheck.fleet.hostlist import compress
 
     groups: Dict[Tuple[str, str], Dict[str, Any]] = {}
@@ -237,8 +252,9 @@ def group_failures(nodes: List[Node]) -> List[Dict[str, Any]]:
         for name, status, _secs, detail, fix in n.checks:
             if status != "fail":
                 continue
-            key = (name, fix or detail)
-            g = groups.setdefault(key, {"check": name, "detail": detail, "fix": fix, "nodes": []})
+            rule = n.rules.get(name, "")
+            key = (name, f"rule:{rule}" if rule else (fix or detail))
+            g = groups.setdefault(key, {"check": name, "rule": rule, "detail": detail, "fix": fix, "nodes": []})
             g["nodes"].append(n.id)
     out = []
     for g in groups.values():

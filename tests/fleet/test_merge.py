@@ -265,3 +265,24 @@ def test_wrong_types_never_traceback(tmp_path, case_reports, mutate):
     doc = r.json()
     assert doc["nodes_total"] + len(doc["skipped"]) == 10
     assert doc["nodes_total"] >= 9
+
+
+def test_same_rule_is_one_cause_whatever_the_paths(tmp_path, case_reports):
+    """CentOS 7 nodes whose envs live in different folders: the details and fixes differ by path,
+    the cause (the diagnosis rule glibc-too-old) is one."""
+    from envcheck.fleet.merge import merge
+
+    base = case_reports["C06"]
+    failing = [c for c in base["checks"] if c["status"] == "fail"]
+    assert [(c["name"], c.get("rule")) for c in failing] == [("import_torch", "glibc-too-old")]
+    d = tmp_path / "f"
+    d.mkdir()
+    for i in range(1, 6):
+        doc = copy.deepcopy(base)
+        doc["host"] = {"id": f"cpu{i:02d}"}
+        for c in doc["checks"]:
+            c["detail"] = c["detail"].replace("/home/user/", f"/home/user{i}/")
+            c["fix"] = c["fix"].replace("/home/user/", f"/home/user{i}/")
+        (d / f"cpu{i:02d}.json").write_text(json.dumps(doc))
+    fleet = merge([str(d)])
+    assert [(g["check"], g["rule"], g["nodes"]) for g in fleet.failures] == [("import_torch", "glibc-too-old", "cpu[01-05]")]
