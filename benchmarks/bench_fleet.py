@@ -2,7 +2,7 @@
 ``json.load`` (goal: the whole command < 2 s and < 200 MiB peak memory).
 
 The reports are made from a real report (``verify --facts`` of the recorded case C01, the shape
-``verify --report`` writes) with 1,000 node names, ~3 % of nodes drifting in one fact and ~2 %
+``verify --report`` writes, with this machine's probe added as a live run has it) with 1,000 node names, ~3 % of nodes drifting in one fact and ~2 %
 failing a check, so merge does its full work (failures by cause, drift, hostlists).
 """
 
@@ -30,6 +30,10 @@ def make_reports(d: Path) -> int:
                     str(ROOT / "tests" / "fixtures" / "verify" / "cases" / "C01.json"), "--report", str(base_file)],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = json.loads(base_file.read_text())
+    # a live report also carries this machine's probe (top level and in the facts): ~10 KiB in all
+    probe = subprocess.run([sys.executable, "-m", "envcheck", "probe", "--json"], capture_output=True, text=True)
+    if probe.returncode == 0:
+        base["machine"] = base["facts"]["machine"] = json.loads(probe.stdout)
     rnd = random.Random(13)
     d.mkdir()
     for i in range(1, NODES + 1):

@@ -156,11 +156,14 @@ def _load_lock(path: Any) -> Any:
 
 def run_merge(args: argparse.Namespace) -> int:
     from envcheck.fleet.merge import junit_suites, merge
-    from envcheck.render.write import check_output_file, write_output_file
 
-    for flag, target in (("--junit", args.junit), ("--prometheus", args.prometheus), ("--save", args.save)):
-        if target:
-            check_output_file(target, args.force, flag)
+    targets = (("--junit", args.junit), ("--prometheus", args.prometheus), ("--save", args.save))
+    if any(t for _, t in targets):  # the writer pulls in render (the matrix): only when needed
+        from envcheck.render.write import check_output_file, write_output_file
+
+        for flag, target in targets:
+            if target:
+                check_output_file(target, args.force, flag)
     lock = _load_lock(args.lock)
 
     def skipped(path: Path, why: str) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
@@ -307,6 +306,8 @@ def rank_health(nodes: List[Node]) -> Optional[Dict[str, Any]]:
     ranked = [n for n in nodes if n.rank is not None]
     if not ranked:
         return None
+    import statistics  # (slow to import: only for distributed runs)
+
     world = max((n.world_size or 0) for n in ranked) or (max(n.rank or 0 for n in ranked) + 1)
     present = {n.rank for n in ranked}
     missing = [r for r in range(world) if r not in present]
