@@ -92,3 +92,42 @@ def test_merge_shows_the_ranks(two_node_run, tmp_path):
     assert r.code == 1
     assert "missing ranks: 0" in r.out
     assert "slow rank 1" in r.out and "bus bandwidth" in r.out and "local compute" in r.out
+
+
+def _rank_env(venv, rank, world, port):
+    env = {**os.environ, "PATH": f"{venv}{os.pathsep}{os.environ['PATH']}", "RANK": str(rank),
+           "WORLD_SIZE": str(world), "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+           "ENVCHECK_NODE": "lonely"}
+    return env
+
+
+def test_a_rank_whose_peer_never_comes_fails_within_the_timeout(envcheck_torch_venv, tmp_path):
+    """WORLD_SIZE 2 but only rank 0 starts: the collective check fails after --timeout (not a hang),
+    the report says so, and merge names rank 1 as missing and rank 0 as failed."""
+    proc = subprocess.run(["envcheck", "verify", "--distributed", "--checks", "import_torch", "--timeout", "5",
+                           "--report", "reports/"], cwd=tmp_path, env=_rank_env(envcheck_torch_venv, 0, 2, free_port()),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    doc = json.loads((tmp_path / "reports" / "lonely-rank0.json").read_text())
+    check = next(c for c in doc["checks"] if c["name"] == "collectives")
+    assert check["status"] == "fail" and doc["distributed"]["error"], check
+    r = run_cli(["fleet", "merge", str(tmp_path / "reports"), "--json"])
+    ranks = r.json()["ranks"]
+    assert r.code == 1 and ranks["missing"] == [1] and [f["rank"] for f in ranks["failed"]] == [0]
+
+
+def test_collectives_without_torch_fail_with_the_reason(tmp_path, monkeypatch):
+    """The interpreter under test has no torch: the check fails and says so (exit 1, not a crash)."""
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("the test interpreter has torch")
+    for k, v in _rank_env("", 0, 1, free_port()).items():
+        if k != "PATH":
+            monkeypatch.setenv(k, v)
+    r = run_cli(["verify", "--python", sys.executable, "--distributed", "--checks", "import_torch", "--timeout", "20",
+                 "--report", str(tmp_path / "r.json"), "--json"])
+    assert r.code == 1, r.err
+    check = next(c for c in r.json()["checks"] if c["name"] == "collectives")
+    assert check["status"] == "fail" and "import torch failed" in check["detail"]
