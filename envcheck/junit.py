@@ -65,12 +65,8 @@ def junit_text(suites: Iterable[Suite]) -> str:
             case = TestCase(_clean(c.name), classname=_clean(c.classname), time=round(float(c.seconds or 0), 3))
             message = _clean(c.detail)[:1000]
             body = _clean(c.detail + (f"\nfix: {c.fix}" if c.fix else ""))
-            if c.status == "fail":
-                result = Failure(message, "fail")
-                result.text = body
-                case.result = [result]
-            elif c.status == "error":
-                result = Error(message, "error")
+            if c.status in ("fail", "error"):
+                result = Failure(message, "fail") if c.status == "fail" else Error(message, "error")
                 result.text = body
                 case.result = [result]
             elif c.status == "skip":

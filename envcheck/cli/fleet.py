@@ -159,7 +159,7 @@ def run_merge(args: argparse.Namespace) -> int:
 
     targets = (("--junit", args.junit), ("--prometheus", args.prometheus), ("--save", args.save))
     if any(t for _, t in targets):  # the writer pulls in render (the matrix): only when needed
-        from envcheck.render.write import check_output_file, write_output_file
+        from envcheck.render.write import check_output_file
 
         for flag, target in targets:
             if target:
@@ -171,6 +171,8 @@ def run_merge(args: argparse.Namespace) -> int:
 
     fleet = merge(args.inputs, lock, on_skip=skipped)
     doc = fleet.to_dict()
+    if args.save or args.prometheus:
+        from envcheck.render.write import write_output_file
     if args.save:
         write_output_file(args.save, json.dumps(doc, indent=1) + "\n", args.force, "--save")
     if args.junit:
@@ -223,9 +225,9 @@ def print_fleet(doc: dict) -> None:
                 con.print(f"    [yellow]{escape(o['value'])}[/] on {escape(o['nodes'])}{mark}")
     elif total:
         con.print("no drift: every compared fact is the same on every node that reports it")
-    lock = doc.get("lock")
-    if lock:
-        uniform = [m for m in lock["mismatches"] if not any(d["fact"] == m["fact"] for d in doc["drift"])]
+    lock_doc = doc.get("lock")
+    if lock_doc:
+        uniform = [m for m in lock_doc["mismatches"] if not any(d["fact"] == m["fact"] for d in doc["drift"])]
         for m in uniform:
             vals = "; ".join(f"{v['value']} on {v['nodes']}" for v in m["wrong"])
             con.print(f" [bold red]lock[/] {m['fact']}: expected {escape(m['lock'])}, found {escape(vals)}")

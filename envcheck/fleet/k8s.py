@@ -51,7 +51,7 @@ def job(o: K8sOptions) -> Dict[str, Any]:
     else:
         script = (f'{cmd} --report /tmp/envcheck/ >&2; rc=$?; '
                   f'printf "{MARKER}"; tr -d "\\n" < "/tmp/envcheck/$NODE_NAME.json"; echo; exit $rc')
-    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    mounts: List[Dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
     volumes: List[Dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": o.shm}}]
     if o.lock_text is not None:
         mounts.append({"name": "lock", "mountPath": LOCK_DIR, "readOnly": True})

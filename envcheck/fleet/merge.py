@@ -186,8 +186,9 @@ def _node(doc: Mapping[str, Any], path: Path, pool: Optional[Dict[str, str]] = N
         node.rank = host["rank"]
         node.world_size = host.get("world_size") if isinstance(host.get("world_size"), int) else None
         node.id = f"{node.id}-rank{node.rank}"
-        dist = doc.get("distributed") if isinstance(doc.get("distributed"), dict) else {}
-        bw = (dist.get("bandwidth") or {}) if isinstance(dist.get("bandwidth"), dict) else {}
+        raw = doc.get("distributed")
+        dist: Dict[str, Any] = raw if isinstance(raw, dict) else {}
+        bw: Dict[str, Any] = dist["bandwidth"] if isinstance(dist.get("bandwidth"), dict) else {}
         if isinstance(bw.get("busbw_gbps"), (int, float)):
             node.busbw = float(bw["busbw_gbps"])
         times = dist.get("compute_seconds")
