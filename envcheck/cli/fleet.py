@@ -29,6 +29,7 @@ examples:
   envcheck fleet merge reports/                     every *.json under reports/ (recursively)
   envcheck fleet merge r/gpu001.json r/gpu002.json  named reports
   envcheck fleet merge reports/ --lock envcheck.lock.toml   mark values the lock rules out
+  envcheck fleet merge reports/ --expect 'gpu[001-016]'     name nodes that sent no report
   envcheck fleet merge reports/ --json > fleet.json         the fleet as JSON (what fleet diff reads)
   envcheck fleet merge reports/ --junit fleet.xml --prometheus /var/lib/node_exporter/envcheck.prom
 
@@ -38,7 +39,8 @@ outliers. Node lists are compressed the way Slurm writes them (gpu[001-017,020])
 cannot be read (truncated: the node did not finish) is named and skipped; the rest is merged.
 
 exit codes: 0 every node passes and nothing drifts · 1 a node fails, a fact drifts, the lock rules
-a value out, a rank is missing or slow · 2 bad input (a report skipped, nothing to read)
+a value out, an expected node or a rank is missing, a rank is slow · 2 bad input (a report skipped,
+nothing to read)
 """
 
 DIFF_EPILOG = """\
@@ -91,6 +93,9 @@ def add_parser(sub: Any) -> None:
                         "fleet-drift suite")
     m.add_argument("--prometheus", metavar="FILE", type=Path, help="write node_exporter textfile metrics")
     m.add_argument("--save", metavar="FILE", type=Path, help="also write the --json document to FILE")
+    m.add_argument("--expect", metavar="NODES",
+                   help="the nodes that should have reported (hostlist: gpu[001-016], or a comma list); "
+                        "those without a readable report are missing (exit 1)")
     m.add_argument("--force", action="store_true", help="let --junit/--prometheus/--save replace files")
     m.set_defaults(run=run_merge)
 
@@ -165,11 +170,22 @@ def run_merge(args: argparse.Namespace) -> int:
             if target:
                 check_output_file(target, args.force, flag)
     lock = _load_lock(args.lock)
+    expect = None
+    if args.expect is not None:
+        from envcheck.errors import UsageError
+        from envcheck.fleet.hostlist import expand
+
+        try:
+            expect = expand(args.expect)
+        except ValueError as exc:
+            raise UsageError(f"--expect {args.expect}: {exc}") from None
+        if not expect:
+            raise UsageError("--expect: no node named")
 
     def skipped(path: Path, why: str) -> None:
         sys.stderr.write(f"envcheck: skipped {path}: {why}\n")
 
-    fleet = merge(args.inputs, lock, on_skip=skipped)
+    fleet = merge(args.inputs, lock, on_skip=skipped, expect=expect)
     doc = fleet.to_dict()
     if args.save or args.prometheus:
         from envcheck.render.write import write_output_file
@@ -204,6 +220,9 @@ def print_fleet(doc: dict) -> None:
     con.print(head)
     for s in doc["skipped"]:
         con.print(f" [red]SKIPPED[/] {escape(s['file'])}: {escape(s['reason'])}")
+    if doc.get("missing"):
+        con.print(f" [bold red]MISSING[/] {doc['missing_count']} of {doc['expected']} expected node(s) sent no "
+                  f"readable report: {escape(doc['missing'])}")
     for dup in doc["duplicates"]:
         con.print(f" [yellow]DUPLICATE[/] {escape(dup)} (the second is ignored)")
     if doc["failures"]:

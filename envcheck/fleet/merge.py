@@ -44,6 +44,7 @@ class Node:
     compute: Optional[float] = None
     dist_error: Optional[str] = None
     rules: Dict[str, str] = field(default_factory=dict)  # check → the diagnoses.toml rule that explained it
+    host: str = ""  # the node's name without the rank suffix
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"id": self.id, "status": self.status, "file": self.file, "facts": self.facts,
@@ -66,6 +67,8 @@ class Fleet:
     lock: Optional[Dict[str, Any]] = None
     ranks: Optional[Dict[str, Any]] = None
     duplicates: List[str] = field(default_factory=list)
+    expected: Optional[int] = None
+    missing: List[str] = field(default_factory=list)  # expected nodes without a readable report
 
     @property
     def passed(self) -> int:
@@ -75,7 +78,7 @@ class Fleet:
     def exit_code(self) -> int:
         if self.skipped or not self.nodes:
             return 2
-        if (self.passed < len(self.nodes) or self.drift or self.duplicates
+        if (self.passed < len(self.nodes) or self.drift or self.duplicates or self.missing
                 or (self.lock and self.lock["mismatches"])
                 or (self.ranks and (self.ranks["slow"] or self.ranks["missing"] or self.ranks["failed"]))):
             return 1
@@ -89,6 +92,7 @@ class Fleet:
             "nodes_total": len(self.nodes), "passed": self.passed, "failed": len(self.nodes) - self.passed,
             "failed_nodes": compress(n.id for n in self.nodes if n.status != "pass"),
             "skipped": self.skipped, "duplicates": self.duplicates,
+            "expected": self.expected, "missing": compress(self.missing), "missing_count": len(self.missing),
             "failures": self.failures, "drift": self.drift, "lock": self.lock, "ranks": self.ranks,
             "exit_code": self.exit_code,
         }
@@ -181,7 +185,7 @@ def _node(doc: Mapping[str, Any], path: Path, pool: Optional[Dict[str, str]] = N
             rules[name] = one(c["rule"])
     status = "fail" if any(s == "fail" for _, s, *_ in checks) else "pass"
     facts = {k: (one(v) if v is not None else None) for k, v in node_facts(doc).items()}
-    node = Node(str(host["id"]), status, str(path), facts, checks, rules=rules)
+    node = Node(str(host["id"]), status, str(path), facts, checks, rules=rules, host=str(host["id"]))
     if isinstance(host.get("rank"), int):
         node.rank = host["rank"]
         node.world_size = host.get("world_size") if isinstance(host.get("world_size"), int) else None
@@ -199,12 +203,15 @@ def _node(doc: Mapping[str, Any], path: Path, pool: Optional[Dict[str, str]] = N
     return node
 
 
-def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None) -> Fleet:
+def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None,
+          expect: Optional[Iterable[str]] = None) -> Fleet:
     """Merge the reports under ``inputs`` (files or folders) into a :class:`Fleet`.
 
     Args:
         lock: a :class:`~envcheck.verify.lock.Lock`: its ``[expect]`` judges every drifting value.
         on_skip: called with ``(path, why)`` for each report that is skipped, as it happens.
+        expect: the nodes that should have reported (the job's node list): those without a readable
+            report are ``missing`` — a node that died before writing is otherwise invisible.
 
     Raises:
         UsageError: an input that does not exist.
@@ -236,6 +243,11 @@ def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None) -> Fleet
             continue
         seen[node.id] = str(path)
         fleet.nodes.append(node)
+    if expect is not None:
+        wanted = list(dict.fromkeys(expect))
+        have = {n.host for n in fleet.nodes}
+        fleet.expected = len(wanted)
+        fleet.missing = [n for n in wanted if n not in have]
     fleet.failures = group_failures(fleet.nodes)
     fleet.drift, fleet.lock = find_drift(fleet.nodes, lock)
     fleet.ranks = rank_health(fleet.nodes)

@@ -73,7 +73,9 @@ def batch_script(o: SlurmOptions) -> str:
         f'srun --ntasks-per-node=1 --kill-on-bad-exit=0 "$ENVCHECK" {" ".join(_q(a) for a in _verify_args(o))} \\',
         '    --report "$REPORTS/" > "$REPORTS/verify.log" 2>&1',
         'echo "srun exit $?: per-node output in $REPORTS/verify.log"',
-        '"$ENVCHECK" fleet merge "$REPORTS" --save "$REPORTS/fleet.json" --junit "$REPORTS/fleet.xml"'
+        "# every node of the allocation must have reported (Slurm expands its own node list)",
+        'NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | paste -sd, -)',
+        '"$ENVCHECK" fleet merge "$REPORTS" --expect "$NODES" --save "$REPORTS/fleet.json" --junit "$REPORTS/fleet.xml"'
         + (f" --lock {_q(o.lock)}" if o.lock else ""),
         "rc=$?",
         'echo "fleet: $REPORTS/fleet.json (fleet merge --json), $REPORTS/fleet.xml (JUnit)"',

@@ -286,3 +286,17 @@ def test_same_rule_is_one_cause_whatever_the_paths(tmp_path, case_reports):
         (d / f"cpu{i:02d}.json").write_text(json.dumps(doc))
     fleet = merge([str(d)])
     assert [(g["check"], g["rule"], g["nodes"]) for g in fleet.failures] == [("import_torch", "glibc-too-old", "cpu[01-05]")]
+
+
+def test_expected_nodes_without_a_report_are_missing(tmp_path, case_reports):
+    base = copy.deepcopy(case_reports["C01"])
+    base["checks"] = [dict(c, status="pass") for c in base["checks"]]
+    d = write_fleet(tmp_path / "f", base)
+    assert run_cli(["fleet", "merge", str(d), "--expect", "gpu[001-010]"]).code == 0
+    r = run_cli(["fleet", "merge", str(d), "--expect", "gpu[001-012],gpu020", "--json"])
+    assert r.code == 1
+    doc = r.json()
+    assert (doc["expected"], doc["missing"], doc["missing_count"]) == (13, "gpu[011-012,020]", 3)
+    r = run_cli(["fleet", "merge", str(d), "--expect", "gpu[001-012]"])
+    assert "MISSING 2 of 12 expected node(s) sent no readable report: gpu[011-012]" in r.out
+    assert run_cli(["fleet", "merge", str(d), "--expect", "gpu[9-1]"]).code == 2

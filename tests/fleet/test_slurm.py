@@ -25,7 +25,9 @@ def test_batch_script_text():
                  "#SBATCH --time=00:10:00"):
         assert want in lines
     assert 'srun --ntasks-per-node=1 --kill-on-bad-exit=0 "$ENVCHECK" verify --tier quick --lock /shared/envcheck.lock.toml \\' in lines
-    assert '"$ENVCHECK" fleet merge "$REPORTS" --save "$REPORTS/fleet.json" --junit "$REPORTS/fleet.xml" --lock /shared/envcheck.lock.toml' in lines
+    assert ('"$ENVCHECK" fleet merge "$REPORTS" --expect "$NODES" --save "$REPORTS/fleet.json" '
+            '--junit "$REPORTS/fleet.xml" --lock /shared/envcheck.lock.toml') in lines
+    assert 'NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | paste -sd, -)' in lines
     proc = subprocess.run(["bash", "-n"], input=r.out, text=True, capture_output=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -74,6 +76,7 @@ def test_real_slurm_job_verifies_both_nodes_and_merges(cluster, envcheck_torch_v
         assert doc["facts"]["runs"]["import_torch"]["data"]["version"] == "2.13.0+cpu"
     fleet = json.loads((job / "fleet.json").read_text())
     assert (fleet["nodes_total"], fleet["passed"], fleet["drift"], fleet["skipped"]) == (2, 2, [], [])
+    assert (fleet["expected"], fleet["missing"]) == (2, "")  # the job's node list, all reported
     assert "envcheck fleet — 2 nodes: 2 pass, 0 fail" in out
     from junitparser import JUnitXml
 
