@@ -363,7 +363,9 @@ def junit_suites(fleet: Fleet) -> List[Any]:
             cases.append(Case("fleet-drift", fact, "fail", 0.0,
                               f"majority {d['majority']} ({d['majority_count']} nodes); outliers: {outl}"))
     suites.append(Suite("fleet-drift", cases))
-    if fleet.skipped:
-        suites.append(Suite("fleet-inputs", [Case("fleet-inputs", s["file"], "error", 0.0, s["reason"])
-                                             for s in fleet.skipped]))
+    inputs = [Case("fleet-inputs", s["file"], "error", 0.0, s["reason"]) for s in fleet.skipped]
+    inputs += [Case("fleet-inputs", node, "fail", 0.0, "expected (--expect) but sent no readable report")
+               for node in fleet.missing]
+    if inputs:
+        suites.append(Suite("fleet-inputs", inputs))
     return suites

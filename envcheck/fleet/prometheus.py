@@ -26,6 +26,9 @@ def prometheus_text(fleet: Any) -> str:
            [((("status", "pass"),), fleet.passed), ((("status", "fail"),), len(fleet.nodes) - fleet.passed)])
     metric("envcheck_fleet_reports_skipped", "Reports that could not be read (truncated, not a report).",
            [((), len(fleet.skipped))])
+    if fleet.expected is not None:
+        metric("envcheck_fleet_missing_nodes", "Expected nodes (--expect) that sent no readable report.",
+               [((), len(fleet.missing))])
     metric("envcheck_node_pass", "1 when every envcheck check passed on the node.",
            [((("node", n.id),), 1 if n.status == "pass" else 0) for n in fleet.nodes])
     metric("envcheck_node_check_failed", "1 for each check that failed on a node.",

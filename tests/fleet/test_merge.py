@@ -300,3 +300,11 @@ def test_expected_nodes_without_a_report_are_missing(tmp_path, case_reports):
     r = run_cli(["fleet", "merge", str(d), "--expect", "gpu[001-012]"])
     assert "MISSING 2 of 12 expected node(s) sent no readable report: gpu[011-012]" in r.out
     assert run_cli(["fleet", "merge", str(d), "--expect", "gpu[9-1]"]).code == 2
+    from junitparser import JUnitXml
+
+    r = run_cli(["fleet", "merge", str(d), "--expect", "gpu[001-011]", "--junit", str(tmp_path / "m.xml"),
+                 "--prometheus", str(tmp_path / "m.prom")])
+    assert r.code == 1
+    inputs = {s.name: s for s in JUnitXml.fromfile(str(tmp_path / "m.xml"))}["fleet-inputs"]
+    assert [(c.name, c.is_passed) for c in inputs] == [("gpu011", False)]
+    assert "envcheck_fleet_missing_nodes 1" in (tmp_path / "m.prom").read_text()
