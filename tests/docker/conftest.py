@@ -4,6 +4,11 @@ whole session shares (building it is the slow part: ~40 s).
 
 No registry is reachable here, so the base is `envcheck-base:bookworm` (`envcheck docker base`:
 debootstrap + docker import; .ci/run builds it). ``ENVCHECK_TEST_BASE_IMAGE`` names another.
+
+The engine may be shared (other checkouts' test runs, a developer's own containers), so these tests
+only ever look at or remove objects carrying this run's label ``io.envcheck.test-run=<RUN>``: every
+image is built ``FROM`` :func:`run_base` (the base plus that label), so its layers, the build's
+containers and every container started from it inherit the label.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import io
 import os
 import subprocess
 import tarfile
+import uuid
 from pathlib import Path
 from typing import Dict, List
 
@@ -21,8 +27,15 @@ from tests.conftest import run_cli
 
 TORCH = "2.13.0+cpu"  # the wheel this machine installs offline (pip find-links)
 CPU_FLAGS = ["--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--os", "linux"]
-TEST_TAG = "envcheck-test/torch:2.13.0-cpu"
+RUN = uuid.uuid4().hex[:12]
+RUN_LABEL = "io.envcheck.test-run"
+TEST_TAG = f"envcheck-test/torch:2.13.0-cpu-{RUN}"
 ROLE = "io.envcheck.role"
+
+
+def run_tag(name: str) -> str:
+    """A tag private to this test run."""
+    return f"envcheck-test/{name}-{RUN}"
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +69,21 @@ def base_image(engine) -> str:
     return tag
 
 
+@pytest.fixture(scope="session")
+def run_base(engine, base_image) -> str:
+    """The base image plus this run's label: what every test image is built from. Removed, with
+    everything else carrying the label, when the session ends."""
+    tag = derive_image(engine, base_image, run_tag("base:1"), [f"LABEL {RUN_LABEL}={RUN}"], {})
+    yield tag
+    for c in engine.containers.list(all=True, filters={"label": f"{RUN_LABEL}={RUN}"}):
+        c.remove(force=True)
+    for img in engine.images.list(all=True, filters={"label": f"{RUN_LABEL}={RUN}"}):
+        try:
+            engine.images.remove(img.id, force=True)
+        except Exception:  # already gone with its child
+            pass
+
+
 def pip_download(dest: Path, specs: List[str], no_deps: bool = False) -> subprocess.CompletedProcess:
     """pip download for the image's Python (3.11) and glibc (bookworm: 2.36), with this machine's
     pip configuration (the local find-links and indexes here; PyPI elsewhere)."""
@@ -78,11 +106,11 @@ def wheelhouse(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def cpu_image(engine, base_image, wheelhouse):
+def cpu_image(engine, run_base, wheelhouse):
     """``(tag, build --json output)``: the CPU plan's image, built once from the wheelhouse."""
     from envcheck.docker.build import remove_image
 
-    res = run_cli(["docker", "build", *CPU_FLAGS, "--base-image", base_image, "--wheelhouse", str(wheelhouse),
+    res = run_cli(["docker", "build", *CPU_FLAGS, "--base-image", run_base, "--wheelhouse", str(wheelhouse),
                    "--packages", "torch", "--tag", TEST_TAG, "--json"])
     assert res.code == 0, res.err[-3000:]
     yield TEST_TAG, res.json()
@@ -103,5 +131,12 @@ def derive_image(engine, parent: str, tag: str, lines: List[str], files: Dict[st
 
 
 def verify_containers(engine) -> List[str]:
-    """Containers envcheck's verify made that are still there (should be none)."""
-    return [c.id for c in engine.containers.list(all=True, filters={"label": ROLE})]
+    """Containers envcheck's verify made in this run that are still there (should be none)."""
+    return [c.id for c in engine.containers.list(all=True, filters={"label": [ROLE, f"{RUN_LABEL}={RUN}"]})]
+
+
+def run_state(engine):
+    """This run's containers and images (ids): what a failed build must leave as it found."""
+    mine = {"label": f"{RUN_LABEL}={RUN}"}
+    return ({c.id for c in engine.containers.list(all=True, filters=mine)},
+            {i.split(":")[-1] for i in engine.api.images(all=True, quiet=True, filters=mine)})

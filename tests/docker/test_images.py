@@ -8,7 +8,17 @@ import shutil
 
 import pytest
 
-from tests.docker.conftest import CPU_FLAGS, TORCH, derive_image, pip_download, verify_containers
+from tests.docker.conftest import (
+    CPU_FLAGS,
+    RUN,
+    RUN_LABEL,
+    TORCH,
+    derive_image,
+    pip_download,
+    run_state,
+    run_tag,
+    verify_containers,
+)
 
 pytestmark = pytest.mark.docker
 
@@ -17,10 +27,10 @@ def by_name(report):
     return {c["name"]: c for c in report["checks"]}
 
 
-def test_cpu_image_passes_verify_inside(cli, engine, cpu_image):
+def test_cpu_image_passes_verify_inside(cli, engine, cpu_image, run_base):
     tag, built = cpu_image
     assert built["pins"] == {"torch": TORCH}
-    assert built["base_image"] == "envcheck-base:bookworm"
+    assert built["base_image"] == run_base
     labels = engine.images.get(tag).labels
     assert labels["io.envcheck.torch"] == TORCH and labels["io.envcheck.variant"] == "cpu"
     assert "--no-index --find-links /tmp/wheelhouse" in built["dockerfile"]
@@ -47,7 +57,7 @@ def test_wrong_torchvision_is_named_inside(cli, engine, cpu_image, tmp_path):
     wheels = list(tmp_path.glob("torchvision-0.29.1-*.whl"))
     if not wheels:
         pytest.skip(f"torchvision 0.29.1 wheel not available here: {r.stderr[-300:]}")
-    broken = derive_image(engine, tag, "envcheck-test/torch:broken-tv",
+    broken = derive_image(engine, tag, run_tag("torch:broken-tv"),
                           [f"COPY {wheels[0].name} /tmp/", f"RUN python -m pip install --no-deps --no-index /tmp/{wheels[0].name}"],
                           {wheels[0].name: wheels[0].read_bytes()})
     try:
@@ -69,14 +79,14 @@ def test_hang_inside_is_reported_and_its_container_removed(cli, engine, cpu_imag
     shadow a sitecustomize.py): the check times out, the worker's container is killed and removed,
     exit 1."""
     tag, _ = cpu_image
-    hang = ("import sys, time\n"
-            "class Hang:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name == 'torch':\n"
-            "            time.sleep(3600)\n"
-            "sys.meta_path.insert(0, Hang())\n").encode()
+    hang = (b"import sys, time\n"
+            b"class Hang:\n"
+            b"    def find_spec(self, name, path=None, target=None):\n"
+            b"        if name == 'torch':\n"
+            b"            time.sleep(3600)\n"
+            b"sys.meta_path.insert(0, Hang())\n")
     site = "/opt/venv/lib/python3.11/site-packages/"
-    hung = derive_image(engine, tag, "envcheck-test/torch:hang",
+    hung = derive_image(engine, tag, run_tag("torch:hang"),
                         [f"COPY envcheck_hang.py envcheck_hang.pth {site}"],
                         {"envcheck_hang.py": hang, "envcheck_hang.pth": b"import envcheck_hang\n"})
     try:
@@ -89,21 +99,18 @@ def test_hang_inside_is_reported_and_its_container_removed(cli, engine, cpu_imag
     assert verify_containers(engine) == []
 
 
-def _state(engine):
-    return ({c.id for c in engine.containers.list(all=True)},
-            {i.split(":")[-1] for i in engine.api.images(all=True, quiet=True)})
-
-
 def test_missing_base_image_fails_cleanly(cli, engine):
-    before = _state(engine)
-    res = cli(["docker", "build", *CPU_FLAGS, "--base-image", "envcheck-missing:nope", "--tag", "envcheck-test/nope:1"])
+    before = run_state(engine)
+    nope = run_tag("nope:1")
+    res = cli(["docker", "build", *CPU_FLAGS, "--base-image", "envcheck-missing:nope", "--tag", nope])
     assert res.code == 1
-    assert "building envcheck-test/nope:1 failed" in res.err and "envcheck-missing" in res.err, res.err
+    assert f"building {nope} failed" in res.err and "envcheck-missing" in res.err, res.err
     assert "Traceback" not in res.err
-    assert _state(engine) == before
+    assert run_state(engine) == before
+    assert not engine.images.list(name=nope)
 
 
-def test_failed_step_leaves_no_intermediate_image(cli, engine, cpu_image, wheelhouse, tmp_path):
+def test_failed_step_leaves_no_intermediate_image(cli, engine, cpu_image, run_base, wheelhouse, tmp_path):
     """A wheelhouse with torch but not its dependencies: pip fails inside the build after the COPY
     step made a layer; that layer and the build's containers are removed."""
     tag, _ = cpu_image  # the base's earlier layers exist already (cached, not ours to remove)
@@ -111,17 +118,18 @@ def test_failed_step_leaves_no_intermediate_image(cli, engine, cpu_image, wheelh
     only.mkdir()
     for whl in wheelhouse.glob("torch-*.whl"):
         shutil.copy(whl, only / whl.name)
-    before = _state(engine)
-    res = cli(["docker", "build", *CPU_FLAGS, "--base-image", "envcheck-base:bookworm", "--wheelhouse", str(only),
-               "--packages", "torch", "--tag", "envcheck-test/half:1"])
+    before = run_state(engine)  # built FROM run_base: its layers and build containers carry the run label
+    half = run_tag("half:1")
+    res = cli(["docker", "build", *CPU_FLAGS, "--base-image", run_base, "--wheelhouse", str(only),
+               "--packages", "torch", "--tag", half])
     assert res.code == 1
-    assert "building envcheck-test/half:1 failed" in res.err and "No matching distribution" in res.err, res.err[-1500:]
+    assert f"building {half} failed" in res.err and "No matching distribution" in res.err, res.err[-1500:]
     assert "removed 1 intermediate image(s)" in res.err, res.err[-800:]
-    assert _state(engine) == before
+    assert run_state(engine) == before
 
 
 def test_image_without_python_is_a_clear_error(cli, engine):
-    empty = derive_image(engine, "scratch", "envcheck-test/empty:1", ['LABEL note="no files at all"'], {})
+    empty = derive_image(engine, "scratch", run_tag("empty:1"), [f"LABEL note=\"no files at all\" {RUN_LABEL}={RUN}"], {})
     try:
         res = cli(["docker", "verify", empty, "--checks", "import_torch"])
     finally:
