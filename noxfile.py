@@ -1,6 +1,7 @@
 """nox sessions: the test suite, Docker tests, CI images, matrix refresh.
 
     nox -s tests              the README test command (what CI runs)
+    nox -s lint               ruff (rules in pyproject.toml), mypy on envcheck/, no Any in the core's public signatures
     nox -s slow               tests that install torch 2.14.1 (CUDA 13.0 build, ~5.5 GB)
     nox -s docker             the tests that need a Docker engine (tests/docker, marked docker)
     nox -s images             each [[ci_target]] of matrices/docker.toml: render, build, verify inside,
@@ -25,6 +26,22 @@ def tests(session: nox.Session) -> None:
     """Every test except the slow ones; Docker tests skip with a reason when no engine is reachable."""
     session.install("-e", ".[test]")
     session.run("pytest", "-m", "not slow", *session.posargs)
+
+
+#: the linters, pinned so a new release cannot turn CI red on its own; bump deliberately
+LINT_TOOLS = ["ruff==0.17.6", "mypy==2.4.1"]
+LINT_PATHS = ["envcheck", "tests", "benchmarks", "tools", "noxfile.py"]
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff with the rule set of pyproject.toml; mypy on envcheck/ (its config in pyproject.toml);
+    tools/public_any.py: no ``Any`` in the public signatures of resolve, matrix, machine,
+    verify.diagnose."""
+    session.install(*LINT_TOOLS, "-e", ".")
+    session.run("ruff", "check", *LINT_PATHS)
+    session.run("mypy")
+    session.run("python", "tools/public_any.py")
 
 
 @nox.session

@@ -155,7 +155,7 @@ def _mib(n: int) -> str:
     return f"{n / 2 ** 20:g} MiB"
 
 
-def _feed(proc: "subprocess.Popen[bytes]", data: bytes) -> None:
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
     try:
         assert proc.stdin is not None
         proc.stdin.write(data)
@@ -167,7 +167,7 @@ def _feed(proc: "subprocess.Popen[bytes]", data: bytes) -> None:
 class _Capture:
     """stdout and stderr of a process read in background threads, at most ``cap`` bytes each."""
 
-    def __init__(self, proc: "subprocess.Popen[bytes]", cap: int):
+    def __init__(self, proc: subprocess.Popen[bytes], cap: int):
         self.cap = cap
         self.parts: Dict[str, list] = {"stdout": [], "stderr": []}
         self.size = {"stdout": 0, "stderr": 0}
@@ -194,7 +194,7 @@ class _Capture:
         finally:
             _close(pipe)
 
-    def drain(self, proc: "subprocess.Popen[bytes]", wait: float) -> None:
+    def drain(self, proc: subprocess.Popen[bytes], wait: float) -> None:
         """After the process ended: wait ``wait`` seconds for the pipes to close, then kill the
         process group (children left behind holding them) and wait a little more."""
         _join(self.threads, wait)
@@ -221,7 +221,7 @@ def _close(pipe: Any) -> None:
 
 def _spawn(
     argv: Tuple[str, ...], env: Optional[Mapping[str, str]], cwd: Optional[str], stdin_pipe: bool
-) -> "Tuple[Optional[subprocess.Popen[bytes]], str]":
+) -> Tuple[Optional[subprocess.Popen[bytes]], str]:
     """Start ``argv`` in its own process group with piped stdout/stderr.
 
     Returns:
@@ -246,7 +246,7 @@ def _spawn(
     return proc, ""
 
 
-def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL ``proc``'s process group — also after ``proc`` itself has ended, for the children it
     left behind (the group outlives its leader while any member lives)."""
     try:
@@ -316,13 +316,13 @@ class Stream:
 
     LINE, EOF, TIMEOUT = "line", "eof", "timeout"
 
-    def __init__(self, argv: Tuple[str, ...], proc: "Optional[subprocess.Popen[bytes]]",
+    def __init__(self, argv: Tuple[str, ...], proc: Optional[subprocess.Popen[bytes]],
                  error: Optional[str] = None, max_output: int = OUTPUT_CAP):
         self.argv = argv
         self._proc = proc
         self._error = error
         self._start = time.monotonic()
-        self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self._lines: queue.Queue[Optional[str]] = queue.Queue()
         self._stderr: list = []
         self._stderr_dropped = 0  # characters dropped from the front of _stderr (the cap)
         self._stderr_lock = threading.Lock()

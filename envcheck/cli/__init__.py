@@ -31,7 +31,7 @@ envcheck makes PyTorch environments right the first time, and proves they work.
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with a short message (never a traceback) on bad usage."""
 
-    def error(self, message: str) -> "NoReturn":
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"envcheck: error: {message}\n")
         raise SystemExit(2)
@@ -61,9 +61,9 @@ def _ensure_streams() -> None:
     character the terminal's encoding lacks (``—`` under ``LC_ALL=C`` or ``PYTHONIOENCODING=ascii``)
     is written as an escape (``\\u2014``) instead of raising UnicodeEncodeError."""
     if sys.stdout is None:
-        sys.stdout = open(os.devnull, "w")
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (lives as long as the process)
     if sys.stderr is None:
-        sys.stderr = open(os.devnull, "w")
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (lives as long as the process)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]

@@ -25,9 +25,9 @@ def _summary_by_code(res: Any) -> List[str]:
     return [f"  {code:<{width}}  {n:>5}  e.g. {example[code]}" for code, n in counts.most_common()]
 
 
-def explain_rows(res: Any) -> "OrderedDict[str, Dict[str, Any]]":
+def explain_rows(res: Any) -> OrderedDict[str, Dict[str, Any]]:
     """Candidates folded per build (release × variant × channel): Pythons, status, reasons."""
-    rows: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
+    rows: OrderedDict[str, Dict[str, Any]] = OrderedDict()
     from envcheck.matrix.model import vkey
 
     for c in sorted(res.candidates, key=lambda c: vkey(c.release.version), reverse=True):

@@ -249,7 +249,7 @@ class ImageRunner:
         self.client, self.image, self.options, self.keep = client, image, options, keep
         self.streams: List[ContainerStream] = []
 
-    def __enter__(self) -> "ImageRunner":
+    def __enter__(self) -> ImageRunner:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -308,7 +308,7 @@ for p in {candidates}; do
 done
 [ -n "$first" ] && echo "python $first"
 exit 0
-"""
+"""  # noqa: E501 (a shell script: its Python one-liner cannot wrap)
 
 
 def find_interpreter(runner_: ImageRunner, candidates: Sequence[str] = INTERPRETERS,

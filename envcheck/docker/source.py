@@ -70,7 +70,7 @@ def lock_from_image(image: Any) -> Optional[Any]:
     return lock_from_dict(doc, where)
 
 
-def run_flags_for(lock: Optional[Any], matrix: Any) -> "tuple[list, str]":
+def run_flags_for(lock: Optional[Any], matrix: Any) -> tuple[list, str]:
     """The ``docker run`` flags the lock's build needs (its ``[[base_image]]`` row's ``run_flags``)
     and a sentence saying where they came from."""
     if lock is None:

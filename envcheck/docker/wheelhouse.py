@@ -117,7 +117,7 @@ def missing(directory: Path, pins: Dict[str, str]) -> List[str]:
     return [f"{k}=={v}" for k, v in pins.items() if find_wheel(directory, k, v) is None]
 
 
-def pypi_pins(plan: "object", pins: Dict[str, str]) -> Optional[Dict[str, str]]:
+def pypi_pins(plan: object, pins: Dict[str, str]) -> Optional[Dict[str, str]]:
     """``pins`` without local labels when plain PyPI serves this very build of the release on the
     plan's platform (matrix ``[release.pypi]``); else ``None``."""
     release, build = plan.release, plan.build  # type: ignore[attr-defined]
@@ -168,7 +168,7 @@ def pip_download(argv: Sequence[str], say: Say = lambda s: None, timeout: float 
         raise WheelhouseError(f"pip download failed ({res.error}): " + " ".join(errors)[-800:])
 
 
-def prepare(plan: "object", directory: Path, pins: Dict[str, str], glibc: str,
+def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
             say: Say = lambda s: None, pip: Sequence[str] = ()) -> Wheelhouse:
     """Wheels for ``pins`` in ``directory``: checked when it holds wheels, downloaded when empty.
 

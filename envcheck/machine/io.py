@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 from envcheck.errors import DataFileError
+from envcheck.jsontypes import JSON, JSONObject
 from envcheck.machine.model import CPU_ARCHES, OSES, GpuDevice, Machine
 from envcheck.matrix.load import read_toml
 from envcheck.matrix.model import VENDORS, vkey
@@ -32,7 +33,7 @@ _VERSION_FIELDS = ("glibc", "macos", "nvidia_driver", "cuda_driver_max", "amd_dr
                    "amd_linux_driver", "jetpack")
 
 
-def machine_from_dict(data: Any, path: object = "<machine>", prefix: str = "machine") -> Machine:
+def machine_from_dict(data: JSON, path: object = "<machine>", prefix: str = "machine") -> Machine:
     """Build a :class:`Machine` from plain data, checking every field.
 
     Raises:
@@ -134,6 +135,6 @@ def load_machine(path: Path) -> Machine:
     return machine_from_dict(data["machine"], path)
 
 
-def machine_document(machine: Machine, comment: Optional[str] = None) -> Dict[str, Any]:
+def machine_document(machine: Machine, comment: Optional[str] = None) -> JSONObject:
     """The TOML document for a machine file."""
     return {"schema": SCHEMA, "machine": machine.to_dict()}

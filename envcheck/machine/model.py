@@ -9,7 +9,9 @@ One type for all three, so ``envcheck probe -o machine.toml`` on a cluster node 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Dict, List, Optional
+from typing import Dict, List, Optional
+
+from envcheck.jsontypes import JSON, JSONObject
 
 OSES = ("linux", "windows", "macos")
 CPU_ARCHES = ("x86_64", "aarch64", "arm64", "x86")
@@ -102,7 +104,7 @@ class Machine:
     amd_linux_driver: Optional[str] = None
     rocm: Optional[str] = None
     container: Optional[bool] = None
-    docker: Dict[str, Any] = field(default_factory=dict)
+    docker: JSONObject = field(default_factory=dict)
     how: Dict[str, str] = field(default_factory=dict)
     unknown: Dict[str, str] = field(default_factory=dict)
 
@@ -152,16 +154,21 @@ class Machine:
         return ", ".join(parts)
 
     # -- serialisation ----------------------------------------------------------------------
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """Plain data for JSON/TOML; ``None`` values are dropped (TOML has no null)."""
-        return drop_none(asdict(self))
+        return drop_none_table(asdict(self))
 
     @classmethod
     def field_names(cls) -> List[str]:
         return [f.name for f in fields(cls)]
 
 
-def drop_none(value: Any) -> Any:
+def drop_none_table(table: JSONObject) -> JSONObject:
+    """:func:`drop_none` of a table, typed as one."""
+    return {k: drop_none(v) for k, v in table.items() if v is not None}
+
+
+def drop_none(value: JSON) -> JSON:
     """Recursively drop ``None`` values (TOML has no null)."""
     if isinstance(value, dict):
         return {k: drop_none(v) for k, v in value.items() if v is not None}

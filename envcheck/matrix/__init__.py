@@ -101,7 +101,7 @@ class Matrix:
         self.ci_targets: List[m.CiTarget] = rows("ci_target")
         self.index_updates: List[m.IndexUpdate] = rows("update", "generated-index")
         self.index_wheels: List[m.IndexWheels] = rows("wheels", "generated-index")
-        self._index_data: Optional["IndexData"] = None
+        self._index_data: Optional[IndexData] = None
         self._builds_by_release: Dict[str, List[m.Build]] = {}
         for b in self.builds:
             for v in b.torch:
@@ -271,7 +271,7 @@ class Matrix:
         return [r.version for r in self.releases]
 
     # -- generated index data -----------------------------------------------------------------
-    def index_data(self) -> "IndexData":
+    def index_data(self) -> IndexData:
         """What the wheel indexes served at the last ``envcheck matrix update``
         (``generated-index-*.toml``), parsed and indexed: :class:`envcheck.update.data.IndexData`."""
         if self._index_data is None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Tuple, Type
+from typing import Any, Callable, Dict, List, Mapping, Tuple, Type, TypeVar
 
 from envcheck.errors import DataFileError
+from envcheck.jsontypes import JSON, JSONObject
 from envcheck.matrix import model as m
 
 if sys.version_info >= (3, 11):
@@ -37,6 +38,8 @@ TIMESTAMP_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 WHEEL_REF_RE = re.compile(r"[^\s#/]+\.whl(#sha256=[0-9a-f]{64})?")
 
 Conv = Callable[[Any, str], Any]
+#: one file's rows by table name: ``{"build": [Build, …]}`` (the row types of :data:`TABLES`)
+Tables = Dict[str, List[object]]
 
 
 class _Ctx:
@@ -111,7 +114,7 @@ def _bool(ctx: _Ctx) -> Conv:
     return conv
 
 
-def _pattern(ctx: _Ctx, rx: "re.Pattern[str]", what: str) -> Conv:
+def _pattern(ctx: _Ctx, rx: re.Pattern[str], what: str) -> Conv:
     def conv(v: Any, key: str) -> str:
         s = _str(ctx)(v, key)
         if not rx.fullmatch(s):
@@ -211,7 +214,7 @@ def _py_list(c: _Ctx) -> Conv:
     return _list(c, _pattern(c, PY_RE, "a Python version like '3.12' or '3.13t'"))
 
 
-SPECS: Dict[Type[Any], Spec] = {
+SPECS: Dict[type, Spec] = {
     m.Release: {
         "version": (_version, True),
         "date": (_str, False),
@@ -380,7 +383,7 @@ SPECS: Dict[Type[Any], Spec] = {
 }
 
 #: file-name pattern → {table name → row type}. A file may hold several tables.
-TABLES: List[Tuple["re.Pattern[str]", Dict[str, Type[Any]]]] = [
+TABLES: List[Tuple[re.Pattern[str], Dict[str, type]]] = [
     (re.compile(r"torch-releases\.toml"), {"release": m.Release}),
     (re.compile(r"torch-builds.*\.toml"), {"build": m.Build, "channel": m.Channel}),
     (re.compile(r"cuda\.toml"), {"toolkit": m.Toolkit, "family": m.Family, "arch": m.NvArch}),
@@ -397,7 +400,7 @@ TABLES: List[Tuple["re.Pattern[str]", Dict[str, Type[Any]]]] = [
 ]
 
 
-def read_toml(path: Path) -> Dict[str, Any]:
+def read_toml(path: Path) -> JSONObject:
     """Parse one TOML file.
 
     Raises:
@@ -418,7 +421,7 @@ def read_toml(path: Path) -> Dict[str, Any]:
         raise DataFileError(path, "", "is a directory, not a TOML file") from None
 
 
-def convert_row(cls: Type[Any], raw: Any, ctx: _Ctx, key: str, strict: bool = False) -> Any:
+def convert_row(cls: type, raw: JSON, ctx: _Ctx, key: str, strict: bool = False) -> object:
     """Turn one raw TOML table into a ``cls`` row, checking every field.
 
     Raises:
@@ -443,7 +446,7 @@ def convert_row(cls: Type[Any], raw: Any, ctx: _Ctx, key: str, strict: bool = Fa
     return _fixups(cls, kwargs, ctx, key)
 
 
-def _fixups(cls: Type[Any], kw: Dict[str, Any], ctx: _Ctx, key: str) -> Any:
+def _fixups(cls: type, kw: Dict[str, Any], ctx: _Ctx, key: str) -> object:
     if cls is m.Release:
         comp = kw.pop("compile", {}) or {}
         if comp.get("python_max") is not None:
@@ -465,7 +468,7 @@ def _fixups(cls: Type[Any], kw: Dict[str, Any], ctx: _Ctx, key: str) -> Any:
     return cls(**kw)
 
 
-def load_file(path: Path, strict: bool = False) -> Dict[str, List[Any]]:
+def load_file(path: Path, strict: bool = False) -> Tables:
     """Load one matrix file into ``{table name: [rows]}`` (unknown files → empty).
 
     Raises:
@@ -479,7 +482,7 @@ def load_file(path: Path, strict: bool = False) -> Dict[str, List[Any]]:
     return convert_tables(path, read_toml(path), strict)
 
 
-def load_text(path: Path, text: str, strict: bool = True) -> Dict[str, List[Any]]:
+def load_text(path: Path, text: str, strict: bool = True) -> Tables:
     """Check ``text`` as the content of matrix file ``path`` (not read from disk): what
     ``envcheck matrix update`` runs on a generated file before it replaces the old one.
 
@@ -500,7 +503,7 @@ def load_text(path: Path, text: str, strict: bool = True) -> Dict[str, List[Any]
     return convert_tables(path, data, strict)
 
 
-def convert_tables(path: Path, data: Dict[str, Any], strict: bool = False) -> Dict[str, List[Any]]:
+def convert_tables(path: Path, data: JSONObject, strict: bool = False) -> Tables:
     """Rows of one parsed matrix file, by table name (see :data:`TABLES`).
 
     Raises:
@@ -508,7 +511,7 @@ def convert_tables(path: Path, data: Dict[str, Any], strict: bool = False) -> Di
     """
     tables = next((t for rx, t in TABLES if rx.fullmatch(path.name)), {})
     ctx = _Ctx(path)
-    out: Dict[str, List[Any]] = {}
+    out: Tables = {}
     for tname, cls in tables.items():
         rows = data.get(tname, [])
         if not isinstance(rows, list):
@@ -521,7 +524,17 @@ def convert_tables(path: Path, data: Dict[str, Any], strict: bool = False) -> Di
     return out
 
 
-def load_dir(directory: Path, strict: bool = False) -> Mapping[str, Dict[str, List[Any]]]:
+_Row = TypeVar("_Row")
+
+
+def rows_of(tables: Tables, name: str, cls: Type[_Row]) -> List[_Row]:
+    """The ``name`` rows of one file's :data:`Tables`, typed (each is a ``cls`` by construction)."""
+    rows = tables.get(name, [])
+    assert all(isinstance(r, cls) for r in rows), (name, cls)
+    return rows  # type: ignore[return-value]  # checked just above
+
+
+def load_dir(directory: Path, strict: bool = False) -> Mapping[str, Tables]:
     """Load every ``*.toml`` in ``directory``: ``{file name: {table: [rows]}}``.
 
     Raises:

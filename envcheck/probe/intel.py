@@ -35,7 +35,7 @@ def probe_intel(ctx: ProbeContext) -> Finding:
         slot = ctx.link_name(dev) or ""
         driver = ctx.link_name(f"{dev}/driver") or "no driver bound"
         bus = re.fullmatch(r"[0-9a-f]{4}:([0-9a-f]{2}):[0-9a-f]{2}\.[0-7]", slot)
-        integrated = bool(bus) and bus.group(1) == "00"
+        integrated = bus is not None and bus.group(1) == "00"
         how = f"{dev}/vendor {INTEL_VENDOR} (PCI {slot or '?'}, driver {driver})"
         how += "; on PCI bus 00 → integrated" if integrated else "; behind a PCIe port → discrete"
         f.gpus.append(GpuDevice(vendor="intel", name=f"Intel GPU [{pci_id}]", arch="xpu",

@@ -197,7 +197,7 @@ def _nvml_device(nv: Any, i: int, how: str) -> GpuDevice:
 
 # -- 2. nvidia-smi ------------------------------------------------------------------------------
 def _from_smi(ctx: ProbeContext, f: Finding, tried: List[str], smi: str, note: str, wsl: bool) -> bool:
-    fields = QUERY_FIELDS
+    fields: Tuple[str, ...] = QUERY_FIELDS
     res = ctx.run(query_argv(smi, fields))
     said = res.stdout + res.stderr
     if not res.ok and "compute_cap" in said and "not a valid field" in said:

@@ -7,7 +7,7 @@ pyproject.uv.toml (``[tool.uv]`` index and sources with platform markers); ``all
 
 from __future__ import annotations
 
-from typing import Dict, Sequence
+from typing import Dict, List, Sequence
 
 from envcheck.errors import UsageError
 from envcheck.render.files import (
@@ -35,7 +35,7 @@ def parse_formats(text: str) -> list:
     Raises:
         UsageError: an unknown format.
     """
-    out = []
+    out: List[str] = []
     for f in (x.strip().lower() for x in text.split(",")):
         if not f:
             continue

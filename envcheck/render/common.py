@@ -30,7 +30,8 @@ def driver_line(plan: Plan) -> str:
     side = d.get("side", "linux").capitalize()
     full, floor = d.get("full"), d.get("floor")
     if not full:
-        return f"needs an NVIDIA {side} driver ≥ {floor} (the CUDA minor-version-compatibility floor; NVIDIA lists no toolkit driver for it)"
+        return (f"needs an NVIDIA {side} driver ≥ {floor} (the CUDA minor-version-compatibility floor; "
+                "NVIDIA lists no toolkit driver for it)")
     tail = f" (≥ {floor} under minor-version compatibility)" if floor and floor != full else ""
     return f"needs an NVIDIA {side} driver ≥ {full}{tail}"
 

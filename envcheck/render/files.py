@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 
 import tomli_w
 
-from envcheck.machine.model import drop_none
+from envcheck.machine.model import drop_none_table
 from envcheck.render.common import comment_block, driver_line, template, title, version
 from envcheck.resolve.plan import Plan
 
@@ -245,5 +245,5 @@ def render_lock(plan: Plan, generated: Optional[str] = None) -> str:
     """``envcheck.lock.toml`` as text (``verify --lock`` reads it)."""
     head = (f"# envcheck.lock.toml — {title(plan)}\n"
             "# Written by `envcheck plan`; `envcheck verify --lock envcheck.lock.toml` checks an environment against it.\n")
-    return head + tomli_w.dumps(drop_none(lock_document(plan, generated)))
+    return head + tomli_w.dumps(drop_none_table(lock_document(plan, generated)))
 

@@ -43,7 +43,7 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _unlink(p: "os.PathLike[str] | str") -> None:
+def _unlink(p: os.PathLike[str] | str) -> None:
     try:
         os.unlink(p)
     except OSError:

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from envcheck.machine.model import Machine
 from envcheck.matrix import Matrix
-from envcheck.matrix.model import python_key, vkey
+from envcheck.matrix.model import Build, python_key, vkey
 from envcheck.resolve.rules import (
     CHECKS,
     Context,
@@ -57,16 +57,16 @@ def enumerate_candidates(matrix: Matrix, machine: Machine) -> List[Candidate]:
             groups.setdefault((build.variant, build.channel), []).append(build)
         for rows in groups.values():
             on_platform = [b for b in rows if platform in b.platforms] or rows
-            by_python: Dict[Optional[str], object] = {}
+            by_python: Dict[Optional[str], Build] = {}
             for b in on_platform:
-                for py in build_pythons(Candidate(release, b, None), platform):
-                    by_python.setdefault(py, b)
+                for listed in build_pythons(Candidate(release, b, None), platform):
+                    by_python.setdefault(listed, b)
             if machine.python:
                 pys: Sequence[Optional[str]] = [machine.python]
             else:
                 pys = list(by_python) or [None]
             for py in pys:
-                out.append(Candidate(release, by_python.get(py, on_platform[0]), py))  # type: ignore[arg-type]
+                out.append(Candidate(release, by_python.get(py, on_platform[0]), py))
     return out
 
 
@@ -146,9 +146,8 @@ def _serves_arch(c: Candidate, machine: Machine) -> bool:
         elif g.vendor == "intel":
             if c.build.variant != "xpu":
                 return False
-        elif g.vendor == "apple":
-            if not c.build.mps:
-                return False
+        elif g.vendor == "apple" and not c.build.mps:
+            return False
     return True
 
 

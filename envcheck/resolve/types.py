@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from envcheck.errors import UsageError
+from envcheck.jsontypes import JSONObject
 from envcheck.machine.model import Machine
 from envcheck.matrix.model import Build, Release
 
@@ -99,7 +100,7 @@ class Reason:
     message: str
     severity: str = "error"
 
-    def to_dict(self) -> Dict[str, str]:
+    def to_dict(self) -> JSONObject:
         return {"code": self.code, "message": self.message}
 
 
@@ -138,7 +139,7 @@ class Candidate:
     def add(self, code: str, message: str, severity: str = "error") -> None:
         (self.reasons if severity == "error" else self.warnings).append(Reason(code, message, severity))
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "torch": self.release.version,
             "variant": self.build.variant,

@@ -102,7 +102,7 @@ class IndexClient:
     def close(self) -> None:
         self.session.close()
 
-    def __enter__(self) -> "IndexClient":
+    def __enter__(self) -> IndexClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -166,7 +166,7 @@ class IndexClient:
             raise IndexFetchError(f"{url}: {_reason(exc)}") from None
 
 
-def _read_body_with_deadline(client: "IndexClient", url: str, resp: requests.Response) -> bytes:
+def _read_body_with_deadline(client: IndexClient, url: str, resp: requests.Response) -> bytes:
     """The whole body, or :class:`IndexFetchError` when it exceeds :data:`MAX_PAGE_BYTES` or takes
     longer than ``timeout`` × 4 in all — a watchdog closes the connection, because a server that
     trickles a byte at a time never trips the per-read timeout."""

@@ -50,7 +50,7 @@ class IndexFile:
 class IndexData:
     """The generated index rows of a :class:`~envcheck.matrix.Matrix`, indexed for lookups."""
 
-    def __init__(self, matrix: "Matrix"):
+    def __init__(self, matrix: Matrix):
         self.matrix = matrix
         self.updates: Dict[Tuple[str, str], IndexUpdate] = {
             (u.channel, u.package): u for u in matrix.index_updates

@@ -121,7 +121,7 @@ def parse_json(text: str, page_url: str) -> List[Link]:
         if not isinstance(f, dict) or not isinstance(f.get("filename"), str) or not isinstance(f.get("url"), str):
             raise PageError(f"files[{i}]: an entry needs string 'filename' and 'url'")
         url, frag = _split_fragment(urljoin(page_url, f["url"]))
-        hashes = f.get("hashes") if isinstance(f.get("hashes"), dict) else {}
+        hashes = f["hashes"] if isinstance(f.get("hashes"), dict) else {}
         sha = str(hashes.get("sha256") or frag.get("sha256") or "").lower()
         out.append(Link(f["filename"], url, sha, bool(f.get("yanked")), str(f.get("upload-time") or "")))
     return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, TextIO, Tuple
+from typing import Any, Dict, List, Optional, TextIO, Tuple
 
 from envcheck.matrix.model import vkey
 from envcheck.update.status import Gap, Status
@@ -17,10 +17,10 @@ class RichProgress:
     """A rich progress bar on stderr for page fetches (hidden when stderr is not a terminal)."""
 
     def __init__(self) -> None:
-        self._progress = None
-        self._task = None
+        self._progress: Optional[Any] = None
+        self._task: Optional[Any] = None
 
-    def __enter__(self) -> "RichProgress":
+    def __enter__(self) -> RichProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -133,7 +133,7 @@ def _rows_for(matrix: Matrix, channel: str, release: str, variant: str, platform
 
 def _row_gaps(rows: Sequence[Build], pythons_listed: Sequence[str],
               on_index: Set[str]) -> List[Tuple[str, str, Tuple[str, ...]]]:
-    out = []
+    out: List[Tuple[str, str, Tuple[str, ...]]] = []
     if any(b.cuda and not (b.sm or b.ptx) for b in rows):
         out.append(("no-kernels", "the [[build]] row has no kernel list (sm/ptx)", ()))
     if any(b.cuda and not b.cudnn for b in rows):

@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 
 from envcheck.errors import DataFileError, UsageError
 from envcheck.matrix import Matrix, default_matrix_dir, load_matrix
-from envcheck.matrix.load import load_file, load_text
+from envcheck.matrix.load import load_file, load_text, rows_of
 from envcheck.matrix.model import IndexUpdate, IndexWheels, vkey
 from envcheck.update.client import IndexClient, Page, page_urls
 from envcheck.update.store import Changes, build_rows, diff, file_name, render, replace_all, sort_rows
@@ -136,8 +136,8 @@ def _old(path: Path) -> Tuple[Optional[List[IndexWheels]], Optional[IndexUpdate]
     if not path.exists():
         return None, None
     tables = load_file(path, strict=True)
-    ups = tables.get("update", [])
-    return list(tables.get("wheels", [])), (ups[0] if ups else None)
+    ups = rows_of(tables, "update", IndexUpdate)
+    return rows_of(tables, "wheels", IndexWheels), (ups[0] if ups else None)
 
 
 def _check(path: Path, text: str, rows: Sequence[IndexWheels]) -> None:
@@ -200,10 +200,15 @@ def run_update(
     return result
 
 
+def _or_none(subs: Sequence[str]) -> List[Optional[str]]:
+    """The sub-directories, or one ``None`` (the index root) when there are none."""
+    return [*subs] if subs else [None]
+
+
 def _fetch_all(client: IndexClient, index: str, names: Sequence[str], subs: Sequence[str],
                progress: Optional[Progress]) -> Dict[str, List[Tuple[Page, Optional[str]]]]:
     plan = [(pkg, url, sub) for pkg in names
-            for url, sub in zip(page_urls(index, pkg, list(subs)), list(subs) or [None])]
+            for url, sub in zip(page_urls(index, pkg, list(subs)), _or_none(subs))]
     if progress:
         progress.start(len(plan))
     out: Dict[str, List[Tuple[Page, Optional[str]]]] = {p: [] for p in names}

@@ -112,7 +112,7 @@ def _platforms(platform: str) -> Tuple[str, ...]:
     return ()
 
 
-def _sorted_unique(items: "set[str]") -> Tuple[str, ...]:
+def _sorted_unique(items: set[str]) -> Tuple[str, ...]:
     return tuple(sorted(items))
 
 
@@ -127,9 +127,9 @@ def parse_wheel(filename: str) -> WheelInfo:
         name, version, build, tags = parse_wheel_filename(filename)
     except InvalidWheelFilename as exc:
         raise BadWheelName(str(exc)) from None
-    pythons: "set[str]" = set()
-    platforms: "set[str]" = set()
-    plat_tags: "dict[str, None]" = {}
+    pythons: set[str] = set()
+    platforms: set[str] = set()
+    plat_tags: dict[str, None] = {}
     for t in tags:
         py = _python_name(t.interpreter, t.abi)
         if py:
@@ -149,7 +149,7 @@ def parse_wheel(filename: str) -> WheelInfo:
     )
 
 
-def _tag_order(filename: str, plat_tags: "dict[str, None]") -> Tuple[str, ...]:
+def _tag_order(filename: str, plat_tags: dict[str, None]) -> Tuple[str, ...]:
     """The platform tags in file-name order (tags come back from packaging as an unordered set)."""
     last = filename[: -len(".whl")].rsplit("-", 1)[-1]
     named = [p for p in last.split(".") if p in plat_tags]

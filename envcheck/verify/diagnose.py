@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from envcheck.jsontypes import JSONObject
 from envcheck.machine.model import Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import vkey
@@ -50,8 +51,8 @@ class Check:
     fix: str = ""
     rule: str = ""
 
-    def to_dict(self) -> Dict[str, Any]:
-        d = {"name": self.name, "status": self.status, "seconds": round(self.seconds, 3),
+    def to_dict(self) -> JSONObject:
+        d: JSONObject = {"name": self.name, "status": self.status, "seconds": round(self.seconds, 3),
              "detail": self.detail, "fix": self.fix}
         if self.rule:
             d["rule"] = self.rule
@@ -335,8 +336,8 @@ class _Judge:
                       + (f", Python {exp['python']}" if exp.get("python") else ""))
             if notes:
                 return Check("lock", "warn", detail=detail + "; but " + "; ".join(notes),
-                             fix=f"Install the companions the lock pins if you use them: "
-                                 f"{self.ctx.pip_command([p for p in lock.pins if not p.startswith('torch==')], lock.index_option, False)}.")
+                             fix="Install the companions the lock pins if you use them: " + self.ctx.pip_command(
+                                 [p for p in lock.pins if not p.startswith("torch==")], lock.index_option, False) + ".")
             return Check("lock", "pass", detail=detail)
         diffs += notes
         fix = (f"Reinstall what the lock pins: {self.ctx.pip_command(lock.pins, lock.index_option)} "
@@ -417,7 +418,8 @@ class _Judge:
         if d.get("hung_ranks"):
             run = {"outcome": "timeout", "timeout": d.get("timeout"), "seconds": 0}
             c = self.failure("distributed", run)
-            c.detail = f"{desc}: rank(s) {d['hung_ranks']} did not finish within {_num(d.get('timeout'))} s — " + c.detail.split(" — ", 1)[-1]
+            c.detail = (f"{desc}: rank(s) {d['hung_ranks']} did not finish within {_num(d.get('timeout'))} s — "
+                        + c.detail.split(" — ", 1)[-1])
             return c
         errors = [f"rank {r.get('rank')}: {r['error']}" for r in ranks if r.get("error")]
         if errors:

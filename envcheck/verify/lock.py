@@ -99,7 +99,7 @@ def lock_from_dict(doc: Dict[str, Any], path: object = "<lock>") -> Lock:
             continue  # newer keys from a newer envcheck: ignored, not an error
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             raise fail(f"expect.{key}", f"expected {want.__name__}, got {type(value).__name__} {value!r}")
-        if want is list and not all(isinstance(x, str) for x in value):
+        if isinstance(value, list) and not all(isinstance(x, str) for x in value):
             raise fail(f"expect.{key}", "expected a list of strings")
     pip = doc.get("pip", {})
     lines = pip.get("lines", []) if isinstance(pip, dict) else None

@@ -71,9 +71,7 @@ def template_fields(text: str) -> List[str]:
 def applies(rule: Diagnosis, check: Optional[str], wsl: Optional[bool]) -> bool:
     if check is not None and rule.checks and check not in rule.checks:
         return False
-    if rule.wsl is not None and wsl is not None and rule.wsl != wsl:
-        return False
-    return True
+    return rule.wsl is None or wsl is None or rule.wsl == wsl
 
 
 def match(rules: List[Diagnosis], text: str, ctx: Context, check: Optional[str] = None,
@@ -109,7 +107,7 @@ GARBLED_FIX = ("Copy the complete message again, unedited — best the whole out
                "`python train.py 2>&1 | envcheck explain -`.")
 
 
-def render(rule: Diagnosis, m: "re.Match[str]", ctx: Context) -> Finding:
+def render(rule: Diagnosis, m: re.Match[str], ctx: Context) -> Finding:
     from envcheck.verify.context import BEFORE
 
     ctx.groups = {k: v for k, v in m.groupdict().items()}
@@ -139,10 +137,7 @@ class _Values(dict):
         self.ctx = ctx
 
     def __missing__(self, key: str) -> str:
-        if key in self.ctx.groups:
-            value = self.ctx.groups[key] or ""
-        else:
-            value = HELPERS[key](self.ctx)
+        value = (self.ctx.groups[key] or "") if key in self.ctx.groups else HELPERS[key](self.ctx)
         self[key] = value
         return value
 
@@ -414,7 +409,8 @@ def glibc_fix(ctx: Context) -> str:
 
 
 def _cuda_major(ctx: Context) -> Optional[str]:
-    cuda = ctx.facts.torch_cuda or (ctx.build_row().cuda if ctx.build_row() else None)
+    row = ctx.build_row()
+    cuda = ctx.facts.torch_cuda or (row.cuda if row else None)
     return cuda.split(".")[0] if cuda else None
 
 
@@ -430,7 +426,7 @@ def cudnn_fix(ctx: Context) -> str:
     pin = rel.pypi_pins.get("cudnn") if rel else None
     major = _cuda_major(ctx)
     pkg = f"nvidia-cudnn-cu{major}" if major else "nvidia-cudnn-cu12"
-    if pin and major:
+    if rel and pin and major:
         how = f"{ctx.pip_command([f'{pkg}=={pin}'])} (the cuDNN torch {rel.version} pins)"
     else:
         how = f"reinstall torch with its dependencies from the index it came from ({pkg} comes with it)"
@@ -617,8 +613,9 @@ def triton_fix(ctx: Context) -> str:
         for req in d.get("requires") or []:
             m = re.match(r"((?:pytorch-)?triton(?:-rocm)?)\s*\(?\s*==\s*([\w.+]+)", req)
             if m:
-                return (f"Install the Triton this torch was released with: {ctx.pip_command([f'{m.group(1)}=={m.group(2)}'], reinstall=False)} "
-                        f"(torch's own requirement).")
+                pin = f"{m.group(1)}=={m.group(2)}"
+                return (f"Install the Triton this torch was released with: {ctx.pip_command([pin], reinstall=False)} "
+                        "(torch's own requirement).")
     return ("Install the Triton release paired with your torch (`pip show torch` lists it under Requires: "
             "triton / pytorch-triton-rocm), from the same index as torch.")
 

@@ -148,7 +148,9 @@ def test_conda_cuda_spec_solves_to_a_cuda_build_and_never_slips_to_cpu(matrix, t
     got = solve(tmp_path, specs, [("__cuda", cuda), ("__glibc", "2.35"), ("__unix", "0"), ("__linux", "6.0")])
     assert got["pytorch"].startswith("cuda") and got["torchvision"].startswith("cuda")
     # no driver (__cuda absent): the solver must fail, not quietly pick the CPU build (case C17)
-    with pytest.raises(Exception):
+    from rattler.exceptions import SolverError
+
+    with pytest.raises(SolverError):
         solve(tmp_path, specs, [("__glibc", "2.35"), ("__unix", "0"), ("__linux", "6.0")])
 
 

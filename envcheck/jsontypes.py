@@ -1,0 +1,14 @@
+"""The type of plain data: what JSON and TOML documents hold before a schema has checked them.
+
+Used in public signatures instead of ``typing.Any`` (``tools/public_any.py`` keeps the core model
+packages free of it), so a reader sees "plain data, validated where read" rather than "anything".
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Union
+
+#: a JSON/TOML value (TOML dates arrive as strings here: envcheck's files hold none)
+JSON = Union[None, bool, int, float, str, List["JSON"], Dict[str, "JSON"]]
+#: a JSON object / TOML table
+JSONObject = Dict[str, JSON]
