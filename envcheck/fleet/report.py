@@ -110,14 +110,14 @@ def node_file_name(host: Mapping[str, Any]) -> str:
     return name + ".json"
 
 
-def is_dir_target(target: "str | Path") -> bool:
+def is_dir_target(target: str | Path) -> bool:
     """``--report DIR/`` (a trailing slash: give it as text, a Path drops it) or an existing
     directory: one file per host and rank."""
     text = str(target)
     return text.endswith(("/", os.sep)) or Path(target).is_dir()
 
 
-def report_path(target: "str | Path", host: Mapping[str, Any]) -> Path:
+def report_path(target: str | Path, host: Mapping[str, Any]) -> Path:
     """Where the report goes: ``target`` itself, or ``target/<node>[-rank<R>].json`` for a folder."""
     return Path(target) / node_file_name(host) if is_dir_target(target) else Path(target)
 

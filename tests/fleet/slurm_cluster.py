@@ -86,7 +86,7 @@ class Cluster:
         self.env: Dict[str, str] = {}
         self.munged: Optional[int] = None
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         d = self.root
         (d / "state").mkdir(parents=True, exist_ok=True)
         for n in NODES:
