@@ -2,8 +2,8 @@
 ``json.load`` (goal: the whole command < 2 s and < 200 MiB peak memory).
 
 The reports are made from a real report (``verify --facts`` of the recorded case C01, the shape
-``verify --report`` writes, with this machine's probe added as a live run has it) with 1,000 node names, ~3 % of nodes drifting in one fact and ~2 %
-failing a check, so merge does its full work (failures by cause, drift, hostlists).
+``verify --report`` writes, with this machine's probe added as a live run has it) with 1,000 node
+names, ~3 % of nodes drifting in one fact and ~2 % failing a check, so merge does its full work (failures by cause, drift, hostlists).
 """
 
 from __future__ import annotations

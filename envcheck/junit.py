@@ -83,7 +83,7 @@ def junit_text(suites: Iterable[Suite]) -> str:
     return (text.decode("utf-8") if isinstance(text, bytes) else text) + "\n"
 
 
-def write_junit(path: "str | object", suites: Iterable[Suite], force: bool = False, flag: str = "--junit") -> None:
+def write_junit(path: str | object, suites: Iterable[Suite], force: bool = False, flag: str = "--junit") -> None:
     """Write :func:`junit_text` to ``path`` atomically (never over an existing file unless ``force``).
 
     Raises:

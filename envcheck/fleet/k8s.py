@@ -103,7 +103,7 @@ def job(o: K8sOptions) -> Dict[str, Any]:
     }
 
 
-def image_and_vendor(image: Optional[str], vendor: Optional[str], lock: Any = None) -> "tuple[str, str]":
+def image_and_vendor(image: Optional[str], vendor: Optional[str], lock: Any = None) -> tuple[str, str]:
     """The image and GPU vendor: as given, else from the plan (``lock``): the tag ``envcheck docker
     build --lock`` gives its image, and AMD for a ROCm variant.
 
