@@ -99,6 +99,7 @@ def update_matrices(session: nox.Session) -> None:
     (e.g. `nox -s update_matrices -- --dry-run`).
     """
     session.install("-e", ".")
-    session.run("envcheck", "matrix", "update", *session.posargs)
-    session.run("envcheck", "matrix", "update", "--index", "https://pypi.org/simple/", *session.posargs)
-    session.run("envcheck", "matrix", "status")
+    session.run("envcheck", "matrix", "update", "--matrices", "matrices", *session.posargs)
+    session.run("envcheck", "matrix", "update", "--matrices", "matrices", "--index", "https://pypi.org/simple/",
+                *session.posargs)
+    session.run("envcheck", "matrix", "status", "--matrices", "matrices")

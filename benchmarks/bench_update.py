@@ -17,7 +17,7 @@ LISTING = Path(__file__).resolve().parents[2] / "shared" / "data" / "pytorch-whl
 def run():
     from envcheck.update.pages import parse_html
     from envcheck.update.store import build_rows
-    from envcheck.update.wheels import parse_wheel
+    from envcheck.matrix.index.wheels import parse_wheel
 
     if not LISTING.exists():
         raise FileNotFoundError(f"{LISTING} is absent")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import Any, List
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+#: the public cases and data files; beside the checkout, or where $ENVCHECK_TEST_SHARED says (a worktree)
+SHARED = Path(os.environ.get("ENVCHECK_TEST_SHARED") or ROOT.parent / "shared")
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -20,13 +22,16 @@ def _private_matrix_cache(tmp_path_factory):
     """Tests parse many scratch matrices: keep their cache out of the user's ~/.cache."""
     import os
 
-    old = os.environ.get("ENVCHECK_CACHE_DIR")
+    saved = {k: os.environ.get(k) for k in ("ENVCHECK_CACHE_DIR", "ENVCHECK_DATA_DIR")}
     os.environ["ENVCHECK_CACHE_DIR"] = str(tmp_path_factory.mktemp("envcheck-cache"))
+    # and the user's `matrix update` data out of the answers (the golden files hold shipped data only)
+    os.environ["ENVCHECK_DATA_DIR"] = str(tmp_path_factory.mktemp("envcheck-data"))
     yield
-    if old is None:
-        os.environ.pop("ENVCHECK_CACHE_DIR", None)
-    else:
-        os.environ["ENVCHECK_CACHE_DIR"] = old
+    for k, old in saved.items():
+        if old is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = old
 
 
 @dataclass

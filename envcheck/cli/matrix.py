@@ -38,11 +38,14 @@ def add_parser(sub: Any) -> None:
 
 UPDATE_EPILOG = """\
 Reads <index>/<package>/ (PEP 691 JSON when the server offers it, else PEP 503 HTML) and
-rewrites matrices/generated-index-<channel>-<package>.toml. Hand-sourced files are never
-touched. All files are replaced together or not at all.
+rewrites generated-index-<channel>-<package>.toml in your data folder ($ENVCHECK_DATA_DIR/index,
+else ~/.local/share/envcheck/index on Linux, ~/Library/Application Support/envcheck/index on
+macOS, %LOCALAPPDATA%\\envcheck\\index on Windows; --data-dir DIR, or the --matrices folder when
+given), never inside the installed package. `envcheck plan` reads the shipped matrices plus these
+files. Hand-sourced files are never touched. All files are replaced together or not at all.
 
 exit codes: 0 updated (or nothing new) · 1 a page could not be fetched or parsed ·
-            2 bad input (a bad --index URL, an unwritable --matrices folder)
+            2 bad input (a bad --index URL, an unwritable data folder)
 
 examples:
   envcheck matrix update                                  # download.pytorch.org/whl: torch, torchvision, torchaudio
@@ -81,7 +84,10 @@ def _add_update(msub: Any) -> None:
     up.add_argument("--channel", metavar="NAME",
                     help="record the files under this channel (default: the [[channel]] whose "
                          "index_url matches --index, else the index host name)")
-    up.add_argument("--matrices", metavar="DIR", type=Path, help="matrix folder to update (default: built in)")
+    up.add_argument("--matrices", metavar="DIR", type=Path,
+                    help="read the hand-sourced matrix from DIR, and write there unless --data-dir is given")
+    up.add_argument("--data-dir", metavar="DIR", type=Path,
+                    help="write the generated files into DIR (default: your per-user data folder)")
     up.add_argument("--dry-run", action="store_true", help="fetch and compare, write nothing")
     up.add_argument("--timeout", metavar="S", type=float, default=30.0,
                     help="seconds to wait for a connection or a read (default 30)")
@@ -112,7 +118,7 @@ def run_update_cmd(args: argparse.Namespace) -> int:
     with IndexClient(timeout=args.timeout, retries=args.retries) as client, RichProgress() as progress:
         result = run_update(
             index=args.index or DEFAULT_INDEX, packages=args.packages.split(","), matrices=args.matrices,
-            channel=args.channel, variants=args.variants.split(",") if args.variants else None,
+            data_dir=args.data_dir, channel=args.channel, variants=args.variants.split(",") if args.variants else None,
             dry_run=args.dry_run, client=client, progress=progress,
         )
     if args.json:
@@ -126,7 +132,7 @@ def run_update_cmd(args: argparse.Namespace) -> int:
 def run_status_cmd(args: argparse.Namespace) -> int:
     from envcheck.matrix import load_matrix
     from envcheck.update.report import print_status
-    from envcheck.update.status import status
+    from envcheck.matrix.index.status import status
 
     st = status(load_matrix(args.matrices))
     if args.json:

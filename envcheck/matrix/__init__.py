@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from envcheck.errors import DataFileError, UnknownGpuError, UsageError
 from envcheck.matrix import model as m
-from envcheck.matrix.load import load_dir
+from envcheck.matrix.load import load_dir, load_file
 from envcheck.matrix.model import vkey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from envcheck.update.data import IndexData
+    from envcheck.matrix.index.data import IndexData
 
 __all__ = ["Matrix", "load_matrix", "default_matrix_dir", "normalize_gpu_name"]
 
@@ -273,9 +273,9 @@ class Matrix:
     # -- generated index data -----------------------------------------------------------------
     def index_data(self) -> IndexData:
         """What the wheel indexes served at the last ``envcheck matrix update``
-        (``generated-index-*.toml``), parsed and indexed: :class:`envcheck.update.data.IndexData`."""
+        (``generated-index-*.toml``), parsed and indexed: :class:`envcheck.matrix.index.data.IndexData`."""
         if self._index_data is None:
-            from envcheck.update.data import IndexData
+            from envcheck.matrix.index.data import IndexData
 
             self._index_data = IndexData(self)
         return self._index_data
@@ -306,7 +306,8 @@ def _prune(folder: Path, keep: int) -> None:
             pass
 
 
-def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...]) -> Dict[str, Dict[str, list]]:
+def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...],
+                      extra: Tuple[str, ...] = ()) -> Dict[str, Dict[str, list]]:
     """Parsed rows of every file, from a pickle keyed by the files' names, sizes and mtimes.
 
     Parsing ~0.5 MB of TOML costs ~0.1 s; the cache makes repeated ``plan`` runs start fast. Any
@@ -319,7 +320,7 @@ def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...]) 
 
     cache = _cache_dir()
     code = tuple((f.name, f.stat().st_mtime_ns) for f in sorted(Path(__file__).parent.glob("*.py")))
-    key = hashlib.sha256(repr((__version__, code, str(directory), stamp)).encode()).hexdigest()[:24]
+    key = hashlib.sha256(repr((__version__, code, str(directory), stamp, extra)).encode()).hexdigest()[:24]
     path = cache / f"matrix-{key}.pickle" if cache else None
     if path is not None:
         try:
@@ -330,6 +331,8 @@ def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...]) 
         except Exception:  # a damaged or foreign cache file: parse again  # noqa: BLE001
             pass
     files = dict(load_dir(directory))
+    for p in extra:  # the user's generated index files replace shipped ones of the same name
+        files[Path(p).name] = load_file(Path(p))
     if path is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -344,16 +347,25 @@ def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...]) 
 
 
 @lru_cache(maxsize=8)
-def _load_cached(directory: str, stamp: Tuple[Tuple[str, int, int], ...]) -> Matrix:
-    return Matrix(Path(directory), _parse_with_cache(Path(directory), stamp))
+def _load_cached(directory: str, stamp: Tuple[Tuple[str, int, int], ...], extra: Tuple[str, ...] = ()) -> Matrix:
+    return Matrix(Path(directory), _parse_with_cache(Path(directory), stamp, extra))
 
 
-def load_matrix(directory: Optional[Path] = None) -> Matrix:
-    """Load and index every matrix file in ``directory`` (default: :func:`default_matrix_dir`).
+def load_matrix(directory: Optional[Path] = None, index_dir: Optional[Path] = None) -> Matrix:
+    """Load and index every matrix file in ``directory`` plus the ``generated-index-*.toml`` files
+    of ``index_dir`` (which replace same-named ones in ``directory``).
+
+    Defaults: ``directory`` is :func:`default_matrix_dir` (the shipped matrices) and ``index_dir``
+    the per-user folder ``envcheck matrix update`` writes to (:func:`userdata.user_index_dir`);
+    with an explicit ``directory`` and no ``index_dir``, that folder alone is read.
 
     Raises:
         DataFileError: a missing folder or a malformed file (names the file and key).
     """
+    if index_dir is None and not directory:
+        from envcheck.matrix.userdata import user_index_dir
+
+        index_dir = user_index_dir()
     d = Path(directory) if directory else default_matrix_dir()
     if not d.is_dir():
         raise DataFileError(d, "", "matrix folder not found (set --matrices or ENVCHECK_MATRICES)")
@@ -361,4 +373,9 @@ def load_matrix(directory: Optional[Path] = None) -> Matrix:
         raise DataFileError(d, "", "matrix folder holds no *.toml files")
     stamp = tuple((p.name, st.st_size, st.st_mtime_ns)
                   for p in sorted(d.glob("*.toml")) for st in (p.stat(),))
-    return _load_cached(str(d.resolve()), stamp)
+    extra: Tuple[str, ...] = ()
+    if index_dir is not None and Path(index_dir).resolve() != d.resolve():
+        found = sorted(Path(index_dir).glob("generated-index-*.toml")) if Path(index_dir).is_dir() else []
+        extra = tuple(str(p.resolve()) for p in found)
+        stamp += tuple((p, st.st_size, st.st_mtime_ns) for p in extra for st in (os.stat(p),))
+    return _load_cached(str(d.resolve()), stamp, extra)

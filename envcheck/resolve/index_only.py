@@ -22,7 +22,7 @@ def index_only_candidates(matrix: Matrix, machine: Machine) -> List[Candidate]:
     with no ``[[release]]``/``[[build]]`` row."""
     if not matrix.index_wheels:
         return []
-    from envcheck.update.status import gaps
+    from envcheck.matrix.index.status import gaps
 
     out: List[Candidate] = []
     for channel in sorted({w.channel for w in matrix.index_wheels}):

@@ -261,7 +261,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
     python = c.python or ""
     digests: Dict[str, List[str]] = {}
     if hashes:
-        from envcheck.update.hashes import wheel_hashes
+        from envcheck.matrix.index.hashes import wheel_hashes
 
         companions = {k: v for k, v in pins.items() if k != "torch"}
         digests = wheel_hashes(matrix, r.version, b.variant, companions, res.machine.platform,

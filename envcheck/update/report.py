@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, TextIO, Tuple
 
 from envcheck.matrix.model import vkey
-from envcheck.update.status import Gap, Status
+from envcheck.matrix.index.status import Gap, Status
 from envcheck.update.update import UpdateResult
 
 __all__ = ["RichProgress", "print_update", "print_status"]

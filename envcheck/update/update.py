@@ -25,11 +25,13 @@ from urllib.parse import urlsplit
 from packaging.utils import canonicalize_name
 
 from envcheck.errors import DataFileError, UsageError
-from envcheck.matrix import Matrix, default_matrix_dir, load_matrix
+from envcheck.matrix import Matrix, load_matrix
+from envcheck.matrix.index.data import file_name
 from envcheck.matrix.load import load_file, load_text, rows_of
 from envcheck.matrix.model import IndexUpdate, IndexWheels, vkey
+from envcheck.matrix.userdata import DATA_DIR_ENV, user_index_dir
 from envcheck.update.client import IndexClient, Page, page_urls
-from envcheck.update.store import Changes, build_rows, diff, file_name, render, replace_all, sort_rows
+from envcheck.update.store import Changes, build_rows, diff, render, replace_all, sort_rows
 
 __all__ = ["DEFAULT_INDEX", "DEFAULT_PACKAGES", "PackageResult", "UpdateResult", "run_update", "normalize_index"]
 
@@ -157,9 +159,12 @@ def run_update(
     dry_run: bool = False,
     client: Optional[IndexClient] = None,
     progress: Optional[Progress] = None,
+    data_dir: Optional[Path] = None,
 ) -> UpdateResult:
     """Read ``packages`` from ``index`` and rewrite ``generated-index-<channel>-<package>.toml`` in
-    ``matrices`` (default: :func:`envcheck.matrix.default_matrix_dir`).
+    ``data_dir`` — by default the ``matrices`` folder when one is given, else the per-user data
+    folder (:func:`envcheck.matrix.userdata.user_index_dir`); never the installed package. The
+    hand-sourced facts are read from ``matrices`` (default: the shipped ones plus the user's data).
 
     Returns:
         What was read and what changed, per package (``written`` false with ``dry_run``).
@@ -175,8 +180,14 @@ def run_update(
     names = [str(canonicalize_name(p.strip())) for p in packages if p.strip()]
     if not names:
         raise UsageError("--packages is empty; e.g. --packages torch,torchvision,torchaudio")
-    directory = Path(matrices) if matrices else default_matrix_dir()
-    matrix = load_matrix(directory)
+    matrix = load_matrix(Path(matrices) if matrices else None)
+    directory = Path(data_dir) if data_dir else Path(matrices) if matrices else user_index_dir()
+    if not data_dir and not matrices and not dry_run:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot create the data folder {directory}: {exc.strerror or exc} "
+                             f"(set {DATA_DIR_ENV} or --data-dir)") from None
     chan, confidence = resolve_channel(matrix, index, channel)
     since = floors(matrix)
     subs = [v.strip().strip("/") for v in variants or [] if v.strip()]

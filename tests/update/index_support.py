@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import threading
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("ENVCHECK_TEST_SHARED") or ROOT.parent / "shared")  # as tests/conftest.py
 
 LISTING = SHARED / "data" / "pytorch-whl-torch-listing-2025-07.html"
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"

@@ -1,4 +1,4 @@
-"""sha256 pins for `plan --hashes` (envcheck.update.hashes.wheel_hashes) from the generated index data."""
+"""sha256 pins for `plan --hashes` (envcheck.matrix.index.hashes.wheel_hashes) from the generated index data."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from envcheck.errors import IndexDataMissing
 from envcheck.matrix import load_matrix
-from envcheck.update.hashes import wheel_hashes
+from envcheck.matrix.index.hashes import wheel_hashes
 
 TV = {  # torchvision files the test's PEP 691 page serves (names as on download.pytorch.org, digests made up)
     "torchvision-0.22.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl": "a" * 64,

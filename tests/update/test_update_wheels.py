@@ -1,10 +1,10 @@
-"""Wheel file names → release, variant, Python, platform (envcheck.update.wheels)."""
+"""Wheel file names → release, variant, Python, platform (envcheck.matrix.index.wheels)."""
 
 from __future__ import annotations
 
 import pytest
 
-from envcheck.update.wheels import BadWheelName, parse_wheel, supports_python
+from envcheck.matrix.index.wheels import BadWheelName, parse_wheel, supports_python
 
 
 @pytest.mark.parametrize("name, release, variant, pythons, platforms, tag", [

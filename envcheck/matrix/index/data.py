@@ -6,16 +6,23 @@ lazily (only for the channel/package asked about), so loading the matrix stays c
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 from envcheck.matrix.model import IndexUpdate, IndexWheels, vkey
-from envcheck.update.wheels import WheelInfo, parse_wheel, supports_python
+from envcheck.matrix.index.wheels import WheelInfo, parse_wheel, supports_python
 
 if TYPE_CHECKING:  # pragma: no cover
     from envcheck.matrix import Matrix
 
-__all__ = ["IndexFile", "IndexData", "split_ref"]
+__all__ = ["IndexFile", "IndexData", "split_ref", "file_name"]
+
+
+def file_name(channel: str, package: str) -> str:
+    """``generated-index-pytorch-torch.toml``; characters outside ``[a-z0-9._-]`` become ``-``."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", f"{channel}-{package}".lower()).strip("-")
+    return f"generated-index-{slug}.toml"
 
 
 def split_ref(ref: str) -> Tuple[str, str]:

@@ -15,8 +15,7 @@ from typing import Dict, List, Mapping, Optional
 from envcheck.errors import IndexDataMissing
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import Build
-from envcheck.update.data import IndexData, IndexFile
-from envcheck.update.store import file_name
+from envcheck.matrix.index.data import IndexData, IndexFile, file_name
 
 __all__ = ["wheel_hashes", "file_versions"]
 

@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import PLATFORMS, Build, python_key, vkey
-from envcheck.update.data import IndexFile, group
+from envcheck.matrix.index.data import IndexFile, group
 
 __all__ = ["Gap", "IndexStatus", "Status", "status", "gaps"]
 

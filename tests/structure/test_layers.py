@@ -1,0 +1,114 @@
+"""The layout keeps its promises: no import cycle between envcheck's packages, and the command line
+stays a thin layer (DESIGN.md "Layers"). Imports are read from the source (function-level ones too),
+so a lazy import cannot hide a cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Dict, List, Set
+
+PKG = Path(__file__).resolve().parents[2] / "envcheck"
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> Set[str]:
+    """Every ``envcheck.…`` module ``path`` imports, anywhere in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    me = _module_name(path).split(".")
+    is_pkg = path.name == "__init__.py"
+    out: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("envcheck")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = me if is_pkg else me[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod.startswith("envcheck"):
+                out.add(mod)
+                out |= {f"{mod}.{a.name}" for a in node.names}
+    return out
+
+
+def unit(module: str) -> str:
+    """The package a module belongs to: ``envcheck.matrix.index.data`` → ``envcheck.matrix``
+    (top-level modules such as ``envcheck.errors`` are their own unit)."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def graph() -> Dict[str, Set[str]]:
+    modules = {_module_name(p) for p in PKG.rglob("*.py")}
+    units = {unit(m) for m in modules}
+    g: Dict[str, Set[str]] = {u: set() for u in units}
+    for p in PKG.rglob("*.py"):
+        src = unit(_module_name(p))
+        for m in imports_of(p):
+            dst = unit(m)
+            if dst in units and dst != src and dst != "envcheck.__init__":
+                g[src].add(dst)
+    return g
+
+
+def cycles(g: Dict[str, Set[str]]) -> List[List[str]]:
+    """The strongly connected components with more than one package (Tarjan), each sorted."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    out: List[List[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(g.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_graph_is_read_from_source():
+    g = graph()
+    # the reading must see real edges, lazy (function-level) imports included, or this file proves nothing
+    assert "envcheck.matrix" in g["envcheck.resolve"]
+    assert "envcheck.update" in g["envcheck.cli"]  # `matrix update` imports it inside run_update_cmd
+
+
+def test_no_import_cycle_between_packages():
+    assert cycles(graph()) == []
+
+
+def test_matrix_and_resolve_never_import_the_network_refresh():
+    g = graph()
+    assert "envcheck.update" not in g["envcheck.matrix"]
+    assert "envcheck.update" not in g["envcheck.resolve"]
+
+
+def test_cycle_finder_finds_one():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
