@@ -92,13 +92,13 @@ def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine,
         py_pref: Tuple = ()
     else:
         major, minor, ft = python_key(py)
-        py_pref = (ft, py != prefer_python if prefer_python else False, c.fit.get("compile") is False,
-                   bool(c.fit.get("python_new")), -major, -minor)
+        py_pref = (ft, py != prefer_python if prefer_python else False, c.fit.compile is False,
+                   c.fit.python_new, -major, -minor)
     return (
         release_index.get(c.release.version, 1 << 30),
         len(c.warnings),
-        c.fit.get("arch_fit", 0),
-        {"full": 0, "unknown": 1, "minor": 2}.get(c.fit.get("driver", "full"), 3),
+        c.fit.arch_fit,
+        c.fit.driver_rank,
         variant_pref,
         {"pypi": 0, "pytorch": 1}.get(b.channel, 2),
         py_pref,
@@ -199,22 +199,22 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
     for g in machine.gpus_of("nvidia"):
         problem = gpu_driver_problem(ctx, g)
         if problem:
-            out.append(f"fix the NVIDIA driver first — {problem}")
-            too_new = too_new or "no longer drives" in problem
+            out.append(f"fix the NVIDIA driver first — {problem.message}")
+            too_new = too_new or problem.kind == "too_new"
     driver_only = [c for c in res.rejected if _only(c, {"driver"}) and better(c)]
     if driver_only and not too_new:
         best = sorted(driver_only, key=lambda c: rank_key(c, release_index, machine))[0]
-        full, floor = best.fit.get("driver_full"), best.fit.get("driver_floor")
+        full, floor = best.fit.driver_full, best.fit.driver_floor
         if best.build.backend == "cuda" and full:
             extra = f" (≥ {floor} runs it under minor-version compatibility)" if floor and floor != full else ""
             out.append(f"upgrade the NVIDIA driver to ≥ {full} to use {name_of(best)}{extra}")
-        elif best.fit.get("wsl_release"):
-            rel = best.fit["wsl_release"]
+        elif best.fit.wsl_release:
+            rel = best.fit.wsl_release
             out.append(f"update the AMD Windows driver to Adrenalin ≥ {rel.adrenalin_min} to use {name_of(best)}")
     glibc_only = [c for c in res.rejected if _only(c, {"glibc"}) and better(c)]
     if glibc_only:
         best = sorted(glibc_only, key=lambda c: rank_key(c, release_index, machine))[0]
-        out.append(f"{name_of(best)} needs glibc ≥ {best.fit.get('glibc_floor')}: run it in a container "
+        out.append(f"{name_of(best)} needs glibc ≥ {best.fit.glibc_floor}: run it in a container "
                    "(`--format docker` writes a Dockerfile whose base image has it) or upgrade the OS")
     py_only = [c for c in res.rejected if _only(c, {"python"}) and better(c) and machine.python_bits == 64]
     if py_only and machine.python:
@@ -256,13 +256,13 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
     if chosen is None:
         return out
     if chosen.build.backend == "cuda" and not (m.nvidia_driver or m.cuda_driver_max):
-        full, floor = chosen.fit.get("driver_full"), chosen.fit.get("driver_floor")
+        full, floor = chosen.fit.driver_full, chosen.fit.driver_floor
         side = "Windows" if ctx.windows_driver else "Linux"
         if full:
             out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {full}"
                        + (f" (≥ {floor} under minor-version compatibility)" if floor and floor != full else "")
                        + "; `nvidia-smi` shows yours (--driver to check it)")
-    rel = chosen.fit.get("wsl_release")
+    rel = chosen.fit.wsl_release
     if rel is not None and rel.adrenalin_min and not m.amd_driver:
         out.append(f"AMD Windows driver not given: ROCm {rel.rocm} on WSL needs AMD Software: "
                    f"Adrenalin Edition ≥ {rel.adrenalin_min} (--driver to check it)")
@@ -277,7 +277,7 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
                        + (f"; {m.distro_name or m.distro}'s python3 {ships} has no wheel here" if ships else "")
                        + "; --python to choose)")
     if m.os == "macos" and not m.macos:
-        floor = chosen.fit.get("macos_floor")
+        floor = chosen.fit.macos_floor
         mps = chosen.build.mps_min_macos if chosen.build.mps else None
         if floor or mps:
             out.append("macOS version not given: the wheel needs macOS ≥ " + (floor or "?")

@@ -251,11 +251,11 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
             notes.append(f"{pkg}: no release pairs with torch {r.version} on record; not pinned")
     steps = [matrix.steps[k] for k in b.post_install if k in matrix.steps]
     driver: Dict[str, str] = {}
-    if b.backend == "cuda" and not b.tegra and (c.fit.get("driver_full") or c.fit.get("driver_floor")):
-        full, floor = c.fit.get("driver_full"), c.fit.get("driver_floor")
+    if b.backend == "cuda" and not b.tegra and (c.fit.driver_full or c.fit.driver_floor):
+        full, floor = c.fit.driver_full, c.fit.driver_floor
         side = "windows" if (res.machine.os == "windows" or res.machine.wsl) else "linux"
         driver = {k: v for k, v in (("vendor", "nvidia"), ("side", side), ("full", full), ("floor", floor)) if v}
-    rel = c.fit.get("wsl_release")
+    rel = c.fit.wsl_release
     if rel is not None and rel.adrenalin_min:
         driver = {"vendor": "amd", "side": "windows", "full": rel.adrenalin_min}
     python = c.python or ""

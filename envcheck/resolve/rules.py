@@ -1,8 +1,9 @@
 """The constraints every candidate is checked against — all of them, never stopping at the first.
 
 Each ``check_*`` function reads one candidate and the :class:`Context` and appends reasons
-(``severity="error"`` rejects, ``"warning"`` accepts with a caveat) and ranking facts to
-``candidate.fit``. The facts they apply (kernel lists, driver floors, glibc floors, WSL support)
+(``severity="error"`` rejects, ``"warning"`` accepts with a caveat) and records ranking facts
+with ``candidate.note(...)`` (a frozen :class:`~envcheck.resolve.types.Fit`). The facts they
+apply (kernel lists, driver floors, glibc floors, WSL support)
 all come from the matrix; the *rules* below are the general laws those facts obey:
 
 * NVIDIA binary compatibility (NVIDIA, "CUDA Compatibility" and the Blackwell compatibility
@@ -147,7 +148,7 @@ def check_python(c: Candidate, ctx: Context) -> None:
     pys = build_pythons(c, ctx.platform)
     if c.python in pys:
         prev = ctx.matrix.previous_release(c.release.version)
-        c.fit["python_new"] = prev is not None and c.python not in prev.python.get(ctx.platform, ())
+        c.note(python_new=prev is not None and c.python not in prev.python.get(ctx.platform, ()))
         return
     if c.python.endswith("t"):
         c.add("python", f"{name_of(c)} has no free-threaded Python {c.python} wheel (it has "
@@ -162,7 +163,7 @@ def check_glibc(c: Candidate, ctx: Context) -> None:
         return
     tag = c.build.wheel_tag.get(ctx.platform, "")
     floor = ctx.matrix.glibc_floor(tag) or c.build.glibc
-    c.fit["glibc_floor"] = floor
+    c.note(glibc_floor=floor)
     if floor and m.glibc and vkey(m.glibc) < vkey(floor):
         distro = f" ({m.distro_name or m.distro})" if (m.distro_name or m.distro) else ""
         built = f"are {tag} and need" if ctx.matrix.glibc_floor(tag) else f"({tag}) are built for"
@@ -176,7 +177,7 @@ def check_macos(c: Candidate, ctx: Context) -> None:
         return
     tag = c.build.wheel_tag.get(ctx.platform, "")
     floor = ctx.matrix.macos_floor(tag)
-    c.fit["macos_floor"] = floor
+    c.note(macos_floor=floor)
     if floor and m.macos and vkey(m.macos) < vkey(floor):
         c.add("macos", f"{name_of(c)} wheels are {tag} and need macOS ≥ {floor}; this Mac runs "
                        f"{m.macos}")
@@ -226,7 +227,7 @@ def check_wsl(c: Candidate, ctx: Context) -> None:
         if rel is None:
             c.add("wsl", f"no ROCm-on-WSL support is on record for ROCm {b.rocm}")
             return
-        c.fit["wsl_release"] = rel
+        c.note(wsl_release=rel)
         for g in m.gpus_of("amd"):
             if g.arch not in rel.gfx:
                 c.add("wsl", f"ROCm {rel.rocm} on WSL supports {_list(rel.gfx)}; not {g.arch} "
@@ -277,13 +278,13 @@ def cuda_driver_floors(matrix: Matrix, cuda: str, windows: bool) -> Tuple[Option
 
 
 def check_driver(c: Candidate, ctx: Context) -> None:
-    """NVIDIA driver vs the CUDA the build was made with; records ``fit['driver']``."""
+    """NVIDIA driver vs the CUDA the build was made with; records ``fit.driver``."""
     b = c.build
     m = ctx.machine
     if b.backend != "cuda" or not b.cuda or b.tegra:
         return  # JetPack builds use the driver JetPack (L4T) ships with them
     full, floor = driver_floors(c, ctx)
-    c.fit["driver_full"], c.fit["driver_floor"] = full, floor
+    c.note(driver_full=full, driver_floor=floor)
     cuda_mm = ".".join(b.cuda.split(".")[:2])
     major = b.cuda.split(".")[0]
     drv = m.nvidia_driver
@@ -291,36 +292,36 @@ def check_driver(c: Candidate, ctx: Context) -> None:
     if drv is None and m.cuda_driver_max:
         mx = vkey(m.cuda_driver_max)
         if vkey(cuda_mm) <= mx:
-            c.fit["driver"] = "full"
+            c.note(driver="full")
         elif floor and mx.release[0] == vkey(cuda_mm).release[0]:
-            c.fit["driver"] = "minor"
+            c.note(driver="minor")
             c.add("driver", f"the driver supports CUDA ≤ {m.cuda_driver_max}; CUDA {cuda_mm} runs "
                             "under minor-version compatibility (limited features, no PTX JIT)",
                   "warning")
         else:
-            c.fit["driver"] = "fail"
+            c.note(driver="fail")
             c.add("driver", f"the driver supports CUDA ≤ {m.cuda_driver_max}; {name_of(c)} needs "
                             f"CUDA {cuda_mm}" + (f" (driver ≥ {floor})" if floor else ""))
         return
     if drv is None:
-        c.fit["driver"] = "unknown"
+        c.note(driver="unknown")
         return
     if full is None and floor and vkey(drv) >= vkey(floor):
-        c.fit["driver"] = "full"  # NVIDIA lists no toolkit driver here (Windows, CUDA ≥ 13.0)
+        c.note(driver="full")  # NVIDIA lists no toolkit driver here (Windows, CUDA ≥ 13.0)
         return
     if full is None and floor is None:
-        c.fit["driver"] = "unknown"
+        c.note(driver="unknown")
         c.add("unverified", f"no driver minimum on record for CUDA {b.cuda}", "warning")
         return
     if full and vkey(drv) >= vkey(full):
-        c.fit["driver"] = "full"
+        c.note(driver="full")
     elif floor and vkey(drv) >= vkey(floor):
-        c.fit["driver"] = "minor"
+        c.note(driver="minor")
         c.add("driver", f"{side} driver {drv} is older than {full}, the CUDA {b.cuda} toolkit driver; "
                         f"it runs this build under CUDA {major}.x minor-version compatibility "
                         f"(≥ {floor}): limited features, no PTX JIT", "warning")
     else:
-        c.fit["driver"] = "fail"
+        c.note(driver="fail")
         if floor:
             tail = f"; CUDA {cuda_mm} is fully supported from {full}" if full else ""
             c.add("driver", f"{side} driver {drv} is too old for CUDA {cuda_mm}: any CUDA {major}.x "
@@ -345,12 +346,12 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
     cubins = [_cap(sm) + (sm,) for sm in b.sm]
     exact, compatible, ptx = arch_serves(b.sm, b.ptx, major, minor)
     arch_row = ctx.matrix.nv_arch(g.arch)
-    fit = c.fit.get("arch_fit", 0)
+    fit = c.fit.arch_fit
     if exact:
-        c.fit["arch_fit"] = max(fit, 0)
+        c.note(arch_fit=max(fit, 0))
         return
     if compatible:
-        c.fit["arch_fit"] = max(fit, 1)
+        c.note(arch_fit=max(fit, 1))
         best = max(compatible)[1]
         if arch_row and arch_row.first_cuda and b.cuda and vkey(b.cuda) < vkey(arch_row.first_cuda):
             c.add("gpu-arch", f"{name_of(c)} was built with CUDA {b.cuda}, before {g.arch} existed "
@@ -359,10 +360,10 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
                   "warning")
         return
     if ptx:
-        c.fit["arch_fit"] = max(fit, 2)
+        c.note(arch_fit=max(fit, 2))
         src = max(ptx)[1]
-        if c.fit.get("driver") == "minor":
-            full = c.fit.get("driver_full")
+        if c.fit.driver == "minor":
+            full = c.fit.driver_full
             c.add("driver", f"only PTX ({src}) serves {g.arch} ({g.name}) in {name_of(c)}, and PTX "
                             f"JIT needs the full CUDA {b.cuda} driver (≥ {full}); minor-version "
                             "compatibility does not cover PTX JIT")
@@ -383,7 +384,23 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
                       f"compute capability {major}.{minor}): {why}{hint}")
 
 
-def gpu_driver_problem(ctx: Context, g: GpuDevice) -> Optional[str]:
+@dataclass(frozen=True)
+class DriverProblem:
+    """Why the machine's NVIDIA driver cannot drive a GPU at all.
+
+    Attributes:
+        kind: ``too_old`` (the branch predates the architecture) or ``too_new`` (the
+            architecture moved to a legacy branch this driver is past).
+        message: the sentence for the user.
+        branch: for ``too_new``, the last driver branch that drives the GPU.
+    """
+
+    kind: str
+    message: str
+    branch: Optional[str] = None
+
+
+def gpu_driver_problem(ctx: Context, g: GpuDevice) -> Optional[DriverProblem]:
     """Why the machine's NVIDIA driver cannot drive ``g`` at all, or ``None``.
 
     The range is the architecture's (matrices/cuda.toml ``driver_min_*``, ``driver_last_branch``):
@@ -398,12 +415,13 @@ def gpu_driver_problem(ctx: Context, g: GpuDevice) -> Optional[str]:
     side = "Windows" if ctx.windows_driver else "Linux"
     low = row.driver_min_windows if ctx.windows_driver else row.driver_min_linux
     if low and vkey(drv) < vkey(low):
-        return (f"{side} driver {drv} cannot drive the {g.name}: {row.family} ({g.arch}) is supported "
-                f"from {low}")
+        return DriverProblem("too_old", f"{side} driver {drv} cannot drive the {g.name}: {row.family} "
+                                        f"({g.arch}) is supported from {low}")
     last = row.driver_last_branch
     if last and (vkey(drv).release[0] // 10) * 10 > int(last):
-        return (f"{side} driver {drv} no longer drives the {g.name}: R{last} is the last driver branch "
-                f"for {row.family} ({g.arch}); install an R{last} driver")
+        return DriverProblem("too_new", f"{side} driver {drv} no longer drives the {g.name}: R{last} is the "
+                                        f"last driver branch for {row.family} ({g.arch}); install an R{last} "
+                                        "driver", branch=str(last))
     return None
 
 
@@ -412,7 +430,7 @@ def _nvidia_driver_for_gpu(c: Candidate, ctx: Context, g: GpuDevice) -> None:
         return
     problem = gpu_driver_problem(ctx, g)
     if problem:
-        c.add("driver", problem)
+        c.add("driver", problem.message)
 
 
 def check_gpus(c: Candidate, ctx: Context) -> None:
@@ -458,7 +476,7 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
                 c.add("gpu-arch", f"{name_of(c)} carries code for {_list(b.gfx)}; none for {g.arch} "
                                   f"({g.name}) — an AMD target runs only code built for it")
             else:
-                c.fit["arch_fit"] = max(c.fit.get("arch_fit", 0), 0)
+                c.note(arch_fit=max(c.fit.arch_fit, 0))
 
 
 def check_compile(c: Candidate, ctx: Context) -> None:
@@ -478,7 +496,7 @@ def check_compile(c: Candidate, ctx: Context) -> None:
     elif ctx.machine.os == "windows" and r.compile_windows is False:
         why = f"torch.compile in torch {r.version} does not support Windows"
     if why:
-        c.fit["compile"] = False
+        c.note(compile=False)
         c.add("compile", why, "error" if ctx.request.compile else "warning")
 
 

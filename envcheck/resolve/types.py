@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Dict, List, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from envcheck.errors import UsageError
 from envcheck.jsontypes import JSONObject
 from envcheck.machine.model import Machine
-from envcheck.matrix.model import Build, Release
+from envcheck.matrix.model import Build, Release, RocmWslRelease
 
 #: Stable reason codes (the ``code`` of every reason in ``plan --json``).
 REASON_CODES = {
@@ -104,6 +104,45 @@ class Reason:
         return {"code": self.code, "message": self.message}
 
 
+@dataclass(frozen=True)
+class Fit:
+    """Ranking facts the checks record about one candidate (read by ranking, plans, alternatives).
+
+    Checks never mutate it: each records with ``candidate.note(field=value)``, which replaces the
+    candidate's ``fit`` with an updated copy. Decisions read these fields, never message text.
+
+    Attributes:
+        arch_fit: how the build serves the GPUs, worst over them: 0 exact cubin/gfx target,
+            1 a same-major cubin, 2 PTX JIT only.
+        driver: NVIDIA driver vs the build's CUDA: ``full``, ``minor`` (minor-version
+            compatibility), ``unknown`` (no driver given), ``fail``; ``None`` = not a CUDA build.
+        driver_full, driver_floor: the toolkit driver (full support) and the minor-version
+            compatibility floor for this build's CUDA on the machine's driver side.
+        python_new: the candidate's Python is new in this release (the previous one lacked it).
+        glibc_floor: the glibc the wheel's manylinux tag needs (Linux).
+        macos_floor: the macOS the wheel's tag needs (macOS).
+        wsl_release: the ROCm-on-WSL release row serving this build (AMD's WSL wheels).
+        compile: ``False`` when torch.compile does not work for this Python/OS; ``None`` = no finding.
+    """
+
+    arch_fit: int = 0
+    driver: Optional[str] = None
+    driver_full: Optional[str] = None
+    driver_floor: Optional[str] = None
+    python_new: bool = False
+    glibc_floor: Optional[str] = None
+    macos_floor: Optional[str] = None
+    wsl_release: Optional[RocmWslRelease] = None
+    compile: Optional[bool] = None
+
+    #: rank of ``driver`` (smaller = better); a build without a driver question ranks as full.
+    DRIVER_RANK: ClassVar[Dict[Optional[str], int]] = {None: 0, "full": 0, "unknown": 1, "minor": 2}
+
+    @property
+    def driver_rank(self) -> int:
+        return self.DRIVER_RANK.get(self.driver, 3)
+
+
 @dataclass
 class Candidate:
     """One (release × build × Python) the resolver considered.
@@ -114,7 +153,7 @@ class Candidate:
             the build has no wheel list for the platform).
         reasons: every failure (empty = accepted).
         warnings: caveats of an accepted candidate.
-        fit: ranking facts recorded by the checks (``arch_fit``, ``driver_fit``…).
+        fit: ranking facts recorded by the checks (:class:`Fit`).
     """
 
     release: Release
@@ -122,7 +161,7 @@ class Candidate:
     python: Optional[str]
     reasons: List[Reason] = field(default_factory=list)
     warnings: List[Reason] = field(default_factory=list)
-    fit: Dict[str, Any] = field(default_factory=dict)
+    fit: Fit = field(default_factory=Fit)
 
     @property
     def accepted(self) -> bool:
@@ -135,6 +174,10 @@ class Candidate:
     @property
     def variant(self) -> str:
         return self.build.variant
+
+    def note(self, **facts: Any) -> None:
+        """Record ranking facts (``c.note(driver="full")``): ``fit`` becomes an updated copy."""
+        self.fit = replace(self.fit, **facts)
 
     def add(self, code: str, message: str, severity: str = "error") -> None:
         (self.reasons if severity == "error" else self.warnings).append(Reason(code, message, severity))

@@ -289,7 +289,7 @@ def _arch_fix_any_driver(ctx: Context, gpus: list, res: Any, names: str) -> str:
     drv = plan.driver or {}
     need = f"; it needs an NVIDIA driver {_driver_need(drv.get('full'), drv.get('floor'))}" if drv else ""
     newer = [f"{best[k].build.variant} (torch {best[k].release.version}, driver "
-             f"≥ {best[k].fit.get('driver_full') or best[k].fit.get('driver_floor') or '?'})" for k in order[1:]]
+             f"≥ {best[k].fit.driver_full or best[k].fit.driver_floor or '?'})" for k in order[1:]]
     more = (f" With a newer driver, newer CUDA builds carry {names} too: " + "; ".join(newer) + ".") if newer else ""
     return (f"Install a build that carries {names} with the oldest CUDA, which the most drivers run: "
             f"{ctx.install_command(plan)} ({plan.title}){need}. This machine's driver is not known here "
