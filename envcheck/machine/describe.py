@@ -12,15 +12,11 @@ from dataclasses import replace
 from typing import List, Optional, Sequence, Tuple
 
 from envcheck.errors import UsageError
+from envcheck.machine.arch import cpu_arch
 from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import vkey
 
-_ARCH_ALIASES = {
-    "x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64",
-    "aarch64": "aarch64", "arm64": "arm64",
-    "x86": "x86", "i386": "x86", "i686": "x86", "win32": "x86",
-}
 _OS_ALIASES = {
     "linux": "linux", "windows": "windows", "win": "windows", "win32": "windows",
     "macos": "macos", "mac": "macos", "darwin": "macos", "osx": "macos",
@@ -135,7 +131,7 @@ def apply_flags(
         hosts = {(_row(matrix, g.name).host_arch, g.name) for g in m.gpus
                  if _row(matrix, g.name) and _row(matrix, g.name).host_arch}
         for host, name in sorted(hosts):
-            want = _ARCH_ALIASES.get((arch or host).lower(), arch)
+            want = cpu_arch(arch or host) or arch
             if want != host:
                 raise UsageError(f"--arch {arch}: the {name} only comes with an {host} CPU")
             m.arch, m.how["arch"] = host, f"the {name} only comes with an {host} CPU"
@@ -155,7 +151,7 @@ def apply_flags(
                 m.arch = "arm64"
         m.os, m.how["os"] = key, "--os"
     if arch is not None:
-        key = _ARCH_ALIASES.get(arch.lower())
+        key = cpu_arch(arch)
         if key is None:
             raise UsageError(f"--arch {arch!r}: expected x86_64 or aarch64 (arm64)")
         m.arch, m.how["arch"] = key, "--arch"

@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 from envcheck.jsontypes import JSON, JSONObject
 
 OSES = ("linux", "windows", "macos")
-CPU_ARCHES = ("x86_64", "aarch64", "arm64", "x86")
+CPU_ARCHES = ("x86_64", "aarch64", "arm64", "x86")  # the names of matrices/platforms.toml [[cpu_arch]]
 
 
 @dataclass
@@ -111,11 +111,9 @@ class Machine:
     @property
     def platform(self) -> str:
         """Matrix platform key: ``linux-x86_64``, ``windows-x86_64``, ``macos-arm64``, …"""
-        arch = self.arch
-        if self.os == "linux" and arch == "arm64":
-            arch = "aarch64"
-        if self.os in ("macos", "windows") and arch == "aarch64":
-            arch = "arm64"
+        from envcheck.machine.arch import platform_arch
+
+        arch = platform_arch(self.os, self.arch)
         if self.python_bits == 32:
             arch = "x86"
         return f"{self.os}-{arch}"

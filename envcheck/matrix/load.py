@@ -308,6 +308,9 @@ SPECS: Dict[type, Spec] = {
     m.ManylinuxAlias: {"tag": (_str, True), "glibc": (_version, True)},
     m.Marker: {"platform": (lambda c: _choice(c, m.PLATFORMS), True), "sys_platform": (_str, True),
                "platform_machine": (_str, True)},
+    m.CpuArch: {"name": (lambda c: _choice(c, ("x86_64", "aarch64", "arm64", "x86")), True),
+                "aliases": (lambda c: _list(c, _str(c)), True),
+                "platform": (lambda c: _table(c, _str(c), ("linux", "windows", "macos")), True)},
     m.MacosRelease: {"version": (_version, True), "name": (_str, True), "darwin": (lambda c: (lambda v, k: str(v)), False)},
     m.CondaForgeRow: {
         "torch": (lambda c: _str_or_list(c, _version(c)), True),
@@ -390,7 +393,7 @@ TABLES: List[Tuple[re.Pattern[str], Dict[str, type]]] = [
     (re.compile(r"gpus.*\.toml"), {"gpu": m.Gpu}),
     (re.compile(r"rocm-wsl\.toml"), {"release": m.RocmWslRelease, "step": m.Step}),
     (re.compile(r"platforms\.toml"), {"distro": m.Distro, "manylinux": m.ManylinuxAlias, "macos": m.MacosRelease,
-                                            "marker": m.Marker}),
+                                            "marker": m.Marker, "cpu_arch": m.CpuArch}),
     (re.compile(r"conda\.toml"), {"conda_forge": m.CondaForgeRow, "pytorch_channel": m.PytorchChannelRow,
                                          "constraint": m.CondaConstraint}),
     (re.compile(r"docker\.toml"), {"base_image": m.BaseImage, "ci_target": m.CiTarget}),

@@ -245,6 +245,16 @@ class Marker(Sourced):
 
 
 @dataclass(frozen=True)
+class CpuArch(Sourced):
+    """A CPU architecture: envcheck's name for it, the names people and tools use, and the
+    platform-key spelling per OS (``aarch64`` on Linux, ``arm64`` on macOS/Windows)."""
+
+    name: str = ""
+    aliases: Tuple[str, ...] = ()
+    platform: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class MacosRelease(Sourced):
     """A macOS release: version, name, Darwin major."""
 

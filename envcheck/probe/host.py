@@ -19,11 +19,10 @@ import re
 import sys
 from typing import Dict, Optional, Tuple
 
+from envcheck.machine.arch import cpu_arch
 from envcheck.probe.context import Finding, ProbeContext
 
 _OS_NAMES = {"linux": "linux", "windows": "windows", "darwin": "macos"}
-_ARCH_NAMES = {"amd64": "x86_64", "x86_64": "x86_64", "aarch64": "aarch64", "arm64": "arm64",
-               "i386": "x86", "i686": "x86", "x86": "x86"}
 _OS_RELEASE_LINE = re.compile(r"([A-Za-z0-9_]+)=(.*)")
 _CGROUP_CONTAINER = re.compile(r"docker|kubepods|containerd|libpod|lxc|podman", re.I)
 
@@ -105,7 +104,7 @@ def probe_host(ctx: ProbeContext) -> Finding:
     else:
         f.set("os", "linux", f"a replayed Linux tree ({ctx.root})")
     machine = platform.machine().lower()
-    f.set("arch", _ARCH_NAMES.get(machine, machine), "platform.machine()")
+    f.set("arch", cpu_arch(machine) or machine, "platform.machine()")
     py, bits, impl = python_tag()
     where = f"this interpreter ({sys.executable})"
     f.set("python", py, where + (", free-threaded build (Py_GIL_DISABLED)" if py.endswith("t") else ""))

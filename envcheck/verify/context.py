@@ -14,24 +14,13 @@ from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import Build, Release, vkey
 from envcheck.verify.facts import Facts, public_version, variant_of
+from envcheck.verify.machine import gfx_of, machine_from_facts, sm_of
+
+__all__ = ["Context", "gfx_of", "sm_of", "split_arch_list", "site_of", "short_list"]
 from envcheck.verify.lock import Lock
 
 #: Characters before a rule's match kept for helpers (:attr:`Context.before`).
 BEFORE = 200
-
-
-def sm_of(capability: Any) -> Optional[str]:
-    """``[12, 0]`` → ``"sm_120"``."""
-    try:
-        major, minor = int(capability[0]), int(capability[1])
-    except (TypeError, ValueError, IndexError):
-        return None
-    return f"sm_{major}{minor}"
-
-
-def gfx_of(gcn_arch: Optional[str]) -> Optional[str]:
-    """``"gfx1100:sramecc-:xnack-"`` → ``"gfx1100"``."""
-    return gcn_arch.split(":")[0] if gcn_arch else None
 
 
 def split_arch_list(arch_list: List[str]) -> Tuple[List[str], List[str]]:
@@ -77,6 +66,7 @@ class Context:
     before: str = ""
     hints: Dict[str, str] = field(default_factory=dict)
     _plans: Dict[Any, Any] = field(default_factory=dict)
+    _here: Optional[Machine] = None
 
     def __post_init__(self) -> None:
         if self.machine is None and isinstance(self.facts.data.get("machine"), dict):
@@ -86,20 +76,26 @@ class Context:
         if self.machine is None and self.lock is not None:
             self.machine = self.lock.machine
 
-    # -- facts with fallbacks to the machine ---------------------------------------------------
+    # -- the machine the facts were collected on (the one converter) --------------------------
+    @property
+    def here(self) -> Machine:
+        """This environment's machine: :func:`machine_from_facts` of the facts, the text's hints
+        and the probed/saved machine (computed once)."""
+        if self._here is None:
+            self._here = machine_from_facts(self.facts, self.machine, self.hints, self.matrix)
+        return self._here
+
     @property
     def wsl(self) -> bool:
-        if self.facts.wsl is not None:
-            return bool(self.facts.wsl)
-        return bool(self.machine and self.machine.wsl)
+        return self.here.wsl
 
     @property
     def glibc(self) -> Optional[str]:
-        return self.facts.glibc or (self.machine.glibc if self.machine else None)
+        return self.here.glibc
 
     @property
     def os(self) -> str:
-        return self.facts.os or (self.machine.os if self.machine else "linux")
+        return self.here.os
 
     @property
     def windows_driver(self) -> bool:
@@ -107,7 +103,7 @@ class Context:
 
     @property
     def python(self) -> Optional[str]:
-        return self.facts.python_minor or (self.machine.python if self.machine else None)
+        return self.here.python
 
     @property
     def variant(self) -> Optional[str]:
@@ -120,12 +116,11 @@ class Context:
 
     @property
     def nvidia_driver(self) -> Optional[str]:
-        return self.facts.driver.get("version") or (self.machine.nvidia_driver if self.machine else None)
+        return self.here.nvidia_driver
 
     @property
     def cuda_driver_max(self) -> Optional[str]:
-        return (self.facts.driver.get("cuda_max") or self.hints.get("cuda_driver_max")
-                or (self.machine.cuda_driver_max if self.machine else None))
+        return self.here.cuda_driver_max
 
     def oldest_python(self) -> Optional[str]:
         """The oldest Python any torch release in the matrix supports (``"3.7"``)."""
@@ -136,28 +131,8 @@ class Context:
 
     def gpus(self) -> List[GpuDevice]:
         """The GPUs as torch sees them; else as NVML saw them; else the one the explained text
-        names; else the machine's."""
-        out = []
-        for d in self.facts.devices:
-            gfx = gfx_of(d.get("gcn_arch"))
-            if gfx:
-                out.append(GpuDevice("amd", d.get("name") or gfx, gfx, memory_mib=d.get("memory_mib")))
-            elif sm_of(d.get("capability")):
-                out.append(GpuDevice("nvidia", d.get("name") or "GPU", sm_of(d.get("capability")) or "",
-                                     memory_mib=d.get("memory_mib")))
-        if out:
-            return out
-        for g in self.facts.driver.get("gpus") or []:
-            sm = sm_of(g.get("capability"))
-            if sm:
-                out.append(GpuDevice("nvidia", g.get("name") or "GPU", sm))
-        if out:
-            return out
-        arch = self.hints.get("gpu_arch")
-        if arch:  # named by the explained text ("… CUDA capability sm_120 is not compatible …")
-            known = self.matrix.gpus_with_arch(arch)
-            return [GpuDevice("nvidia", known[0].name if known else arch, arch)]
-        return list(self.machine.served_gpus) if self.machine else []
+        names; else the machine's (:func:`gpus_from_facts`)."""
+        return list(self.here.gpus)
 
     # -- matrix lookups -----------------------------------------------------------------------
     def release(self, version: Optional[str] = None) -> Optional[Release]:
@@ -180,23 +155,9 @@ class Context:
 
     # -- the resolver, for fixes ----------------------------------------------------------------
     def target_machine(self, gpus: Optional[List[GpuDevice]] = None, **overrides: Any) -> Machine:
-        """The machine the environment runs on, with the interpreter's facts filled in."""
-        base = self.machine or Machine()
-        plat = self.facts.section("platform")
-        arch = plat.get("arch") or base.arch
-        arch = {"amd64": "x86_64", "arm64": "arm64" if (plat.get("os") or base.os) == "macos" else "aarch64"}.get(arch, arch)
-        m = replace(
-            base,
-            os=plat.get("os") or base.os,
-            arch=arch,
-            wsl=self.wsl,
-            glibc=self.glibc,
-            python=self.python or base.python,
-            python_bits=self.facts.section("python").get("bits") or base.python_bits,
-            gpus=list(gpus if gpus is not None else self.gpus()),
-            nvidia_driver=self.nvidia_driver,
-            cuda_driver_max=self.cuda_driver_max,
-        )
+        """The machine the environment runs on (:attr:`here`), with other GPUs or facts when a fix
+        plans for another machine (the one an error message came from)."""
+        m = self.here if gpus is None else replace(self.here, gpus=list(gpus))
         return replace(m, **overrides) if overrides else m
 
     def plan(self, torch: Optional[str] = None, backend: str = "auto", gpus: Optional[List[GpuDevice]] = None,
