@@ -105,9 +105,7 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
         w(f"    note     {n}\n")
     for a in res.alternatives:
         w(f"    or       {a}\n")
-    pins = " ".join(f"{k}=={v}" for k, v in plan.pins.items())
-    opt = f"{plan.index_option} " if plan.index_option else ""
-    w(f"\n  install:\n    python -m pip install {opt}{pins}\n")
+    w(f"\n  install:\n    {plan.pip_install()}\n")
     for s in plan.steps:
         lines = [ln for ln in s.shell.strip().splitlines() if ln.strip()]
         if len(lines) > 1:  # a subshell, so a `cd` in the step does not move the reader's shell

@@ -132,6 +132,13 @@ class Plan:
             lines.append(f"{pkg}=={ver}" + "".join(f" --hash=sha256:{h}" for h in hashes))
         return lines
 
+    def pip_install(self, python: str = "python", reinstall: bool = False) -> str:
+        """The one install command line: ``python -m pip install --index-url URL torch==… torchvision==…``
+        (``plan``'s text prints it; verify/explain fixes print it with the environment's interpreter)."""
+        opt = f"{self.index_option} " if self.index_option else ""
+        pins = " ".join(f"{k}=={v}" for k, v in self.pins.items())
+        return f"{python} -m pip install {'--force-reinstall ' if reinstall else ''}{opt}{pins}"
+
     @property
     def index_option(self) -> str:
         """``--index-url URL`` / ``--find-links URL``; empty for plain PyPI (pip's configured index)."""

@@ -176,9 +176,11 @@ class Context:
         return self._plans[key]
 
     def install_command(self, plan: Any, reinstall: bool = True) -> str:
-        """``python -m pip install --force-reinstall torch==… torchvision==… --index-url …``."""
-        pins = [f"{k}=={v}" for k, v in plan.pins.items()]
-        return self.pip_command(pins, plan.index_option if hasattr(plan, "index_option") else "", reinstall)
+        """The plan's own install line (:meth:`Plan.pip_install`) with this environment's interpreter."""
+        py = self.facts.interpreter
+        if " " in py:
+            py = f'"{py}"'
+        return "`" + plan.pip_install(py, reinstall) + "`"
 
     def pip_command(self, pins: List[str], index_option: str = "", reinstall: bool = True) -> str:
         py = self.facts.interpreter

@@ -86,6 +86,13 @@ def machine_from_facts(facts: Facts, base: Optional[Machine] = None,
             how[key] = "the verified interpreter (collected facts)"
     if cuda_max and not facts.driver.get("cuda_max") and hints.get("cuda_driver_max"):
         how["cuda_driver_max"] = "the explained text"
-    return replace(m, os=os_, arch=arch, wsl=wsl, glibc=glibc, python=python, python_bits=bits,
-                   gpus=gpus_from_facts(facts, hints, base, matrix), nvidia_driver=driver,
-                   cuda_driver_max=cuda_max, how=how)
+    gpus = gpus_from_facts(facts, hints, base, matrix)
+    tegra = m.tegra
+    if not tegra and matrix is not None and gpus:
+        # a GPU whose architecture only Jetson modules have (sm_87 Orin, sm_72 Xavier) is a Jetson
+        rows = [matrix.gpus_with_arch(g.arch) for g in gpus if g.vendor == "nvidia"]
+        if rows and all(r and all(x.segment == "embedded" for x in r) for r in rows):
+            tegra = True
+            how["tegra"] = f"{gpus[0].arch} is an architecture only Jetson modules have (matrices/gpus-*.toml)"
+    return replace(m, os=os_, arch=arch, wsl=wsl, glibc=glibc, python=python, python_bits=bits, gpus=gpus,
+                   nvidia_driver=driver, cuda_driver_max=cuda_max, tegra=tegra, how=how)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from envcheck.errors import DataFileError
 from envcheck.matrix import Matrix
@@ -230,15 +230,42 @@ def _gpu_for_arch(ctx: Context, arch: str):
     return GpuDevice(vendor, known[0].name if known else arch, arch)
 
 
+def _machine_plan(ctx: Context, gpus: Optional[List[Any]] = None) -> Tuple[Any, Any]:
+    """``plan``'s answer for this machine — or, when ``gpus`` names a GPU the machine is not known
+    to have (the one an error message names), for this machine with that GPU."""
+    here = {(g.vendor, g.arch) for g in ctx.gpus()}
+    if gpus is None or {(g.vendor, g.arch) for g in gpus} <= here:
+        return ctx.plan()
+    return ctx.plan(gpus=gpus)
+
+
+def driver_table(ctx: Context, res: Any) -> str:
+    """With the NVIDIA driver unknown: which builds of the chosen release need which driver."""
+    chosen = res.chosen
+    if chosen is None:
+        return ""
+    rows: Dict[str, Any] = {}
+    for c in res.accepted:
+        if c.release.version == chosen.release.version and c.build.cuda and not c.build.tegra:
+            rows.setdefault(c.build.variant, c)
+    if not rows:
+        return ""
+    side = "Windows" if ctx.windows_driver else "Linux"
+    need = "; ".join(f"{v} needs {_driver_need(c.fit.driver_full, c.fit.driver_floor)}"
+                     for v, c in sorted(rows.items(), key=lambda kv: vkey(kv[1].build.cuda or "0")))
+    return (f" This machine's NVIDIA driver is not known here; of torch {chosen.release.version}'s CUDA builds "
+            f"({side} driver): {need} (`nvidia-smi` shows yours; `envcheck plan --driver VERSION` picks for it).")
+
+
 @helper
 def arch_fix(ctx: Context) -> str:
-    """The build the resolver picks for the GPU named in the message (or the machine's GPUs)."""
+    """The build ``plan`` picks for this machine (with the GPU named in the message)."""
     arch = _plausible_sm(ctx.groups.get("sm"))
     gpus = [_gpu_for_arch(ctx, arch)] if arch else ctx.gpus()
     if not gpus:
         return ("Install a build whose arch list includes your GPU's architecture: `envcheck plan --gpu "
                 "\"<your GPU>\"` picks one and explains the rest.")
-    plan, res = ctx.plan(gpus=gpus)
+    plan, res = _machine_plan(ctx, gpus)
     names = ", ".join(dict.fromkeys(g.arch for g in gpus))
     if plan is None:
         why = next((r.message for c in res.rejected for r in c.reasons if r.code == "gpu-arch"), "")
@@ -250,18 +277,17 @@ def arch_fix(ctx: Context) -> str:
     tail = ""
     if first is not None and first.release.version != plan.release.version:
         tail = f" The first release with code for {names} that fits this machine is {name_of(first)}."
-    if all(g.vendor == "nvidia" for g in gpus) and not ctx.nvidia_driver and not ctx.cuda_driver_max:
-        by_cuda = _arch_fix_any_driver(ctx, gpus, res, names)
-        if by_cuda:
-            return by_cuda + tail
     drv = plan.driver or {}
     need = ""
-    if drv.get("vendor") == "nvidia" and (drv.get("floor") or drv.get("full")):
+    if all(g.vendor == "nvidia" for g in gpus) and not ctx.nvidia_driver and not ctx.cuda_driver_max:
+        need = driver_table(ctx, res)
+    elif drv.get("vendor") == "nvidia" and (drv.get("floor") or drv.get("full")):
         have = f"; this driver ({ctx.nvidia_driver}) is enough" if ctx.nvidia_driver else ""
         need = (f" It needs an NVIDIA driver ≥ {drv.get('full') or drv.get('floor')}"
                 + (f" (≥ {drv['floor']} under minor-version compatibility)" if drv.get("full") and drv.get("floor")
                    and drv["floor"] != drv["full"] else "") + f"{have}.")
-    return (f"Install a build that carries {names}: {ctx.install_command(plan)} ({plan.title}).{need}{tail}")
+    return (f"Install the build `envcheck plan` picks for this machine, which carries {names}: "
+            f"{ctx.install_command(plan)} ({plan.title}).{need}{tail}")
 
 
 def _driver_need(full: Optional[str], floor: Optional[str]) -> str:
@@ -270,30 +296,6 @@ def _driver_need(full: Optional[str], floor: Optional[str]) -> str:
     if full and floor and floor != full:
         text += f" (≥ {floor} under minor-version compatibility)"
     return text
-
-
-def _arch_fix_any_driver(ctx: Context, gpus: list, res: Any, names: str) -> str:
-    """With the driver unknown: the build with the lowest CUDA that carries the arch (the one the
-    most drivers run), then each newer CUDA with the driver it needs. ``""`` if no CUDA build fits."""
-    best: Dict[str, Any] = {}  # CUDA major.minor → the best-ranked accepted candidate with it
-    for c in res.accepted:
-        if c.build.cuda and not c.build.tegra:
-            best.setdefault(".".join(c.build.cuda.split(".")[:2]), c)
-    if not best:
-        return ""
-    order = sorted(best, key=vkey)
-    low = best[order[0]]
-    plan, _ = ctx.plan(torch=low.release.version, backend=low.build.variant, gpus=gpus)
-    if plan is None:
-        return ""
-    drv = plan.driver or {}
-    need = f"; it needs an NVIDIA driver {_driver_need(drv.get('full'), drv.get('floor'))}" if drv else ""
-    newer = [f"{best[k].build.variant} (torch {best[k].release.version}, driver "
-             f"≥ {best[k].fit.driver_full or best[k].fit.driver_floor or '?'})" for k in order[1:]]
-    more = (f" With a newer driver, newer CUDA builds carry {names} too: " + "; ".join(newer) + ".") if newer else ""
-    return (f"Install a build that carries {names} with the oldest CUDA, which the most drivers run: "
-            f"{ctx.install_command(plan)} ({plan.title}){need}. This machine's driver is not known here "
-            f"(`nvidia-smi` shows it; `envcheck plan --gpu \"{gpus[0].name}\" --driver VERSION` picks for it).{more}")
 
 
 #: Plausible cudaDriverGetVersion codes: major×1000 + minor×10, CUDA 1.0 up to 99.9.
@@ -344,7 +346,10 @@ def driver_fix(ctx: Context) -> str:
         parts.append("Upgrade the NVIDIA driver to one that supports the CUDA version torch was built with "
                      "(`python -c \"import torch; print(torch.version.cuda)\"`)")
     if drv_cuda:
-        plan, _ = ctx.plan(backend="cuda", cuda_driver_max=drv_cuda, nvidia_driver=None)
+        if any(g.vendor == "nvidia" for g in ctx.gpus()):
+            plan, _ = ctx.plan()  # the machine's driver is the one the message reports (converter)
+        else:  # the GPU is not known here: plan's answer for a CUDA build on this driver
+            plan, _ = ctx.plan(backend="cuda")
         if plan is not None:
             parts.append(f"or install a build this driver runs (CUDA ≤ {drv_cuda}, or the same major under "
                          f"minor-version compatibility): {ctx.install_command(plan)}")
@@ -624,19 +629,28 @@ def triton_fix(ctx: Context) -> str:
 def cuda_build_fix(ctx: Context) -> str:
     torch = public_version(ctx.facts.torch_version)
     gpus = ctx.gpus()
-    for spec in ([torch] if torch and ctx.release(torch) else []) + [None]:
-        plan, _ = ctx.plan(torch=spec, backend="cuda" if not any(g.vendor == "amd" for g in gpus) else "rocm")
-        if plan is not None:
-            same = " (the same release)" if spec else ""
-            return f"Install the GPU build{same}: {ctx.install_command(plan)} — its index is {plan.index_url}."
+    if gpus:
+        plan, _ = ctx.plan()
+    else:  # the GPU is not known here: plan's answer for a GPU build of this vendor
+        plan, _ = ctx.plan(backend="cuda")
+    if plan is not None and plan.build.backend in ("cuda", "rocm", "xpu", "mps"):
+        keep = ""
+        if torch and ctx.release(torch) and plan.release.version != torch:
+            keep = f" (to stay on torch {torch}: `envcheck plan --torch {torch}`)"
+        return (f"Install the build `envcheck plan` picks for this machine: {ctx.install_command(plan)} — its "
+                f"index is {plan.index_url}{keep}.")
     return ("Install a GPU build from https://download.pytorch.org/whl/<variant> (e.g. cu128); "
-            "`envcheck plan` picks the variant for your GPU and driver.")
+            "`envcheck plan --gpu \"<your GPU>\"` picks the variant for your GPU and driver.")
 
 
 @helper
 def cpu_build_fix(ctx: Context) -> str:
-    torch = public_version(ctx.facts.torch_version)
-    plan, _ = ctx.plan(torch=torch if torch and ctx.release(torch) else None, backend="cpu", gpus=[])
+    nvidia = [g for g in ctx.gpus() if g.vendor == "nvidia"]
+    if nvidia:  # never a CPU reinstall on a machine known to have the GPU: the driver is the fix
+        names = ", ".join(dict.fromkeys(g.name for g in nvidia))
+        return (f"this machine has an NVIDIA GPU ({names}), so fix its driver rather than give it up; "
+                "`envcheck plan --backend cpu` plans a CPU build if you mean to.")
+    plan, _ = ctx.plan()
     if plan is None:
         return "`envcheck plan --backend cpu` picks one."
     return f"{ctx.install_command(plan)}."

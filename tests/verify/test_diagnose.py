@@ -8,6 +8,7 @@ from envcheck.verify.diagnose import diagnose, lock_differences
 from envcheck.verify.context import Context
 from envcheck.verify.facts import facts_from_dict
 from envcheck.verify.lock import lock_from_dict
+from tests.conftest import plan_for
 
 
 def facts(torch="2.7.0+cu128", cuda="12.8", arch=(), devices=(), driver=None, runs=None, **extra):
@@ -128,7 +129,10 @@ def test_cpu_build_on_a_gpu_machine(matrix):
     c = one(matrix, f, "cuda_build")
     assert c.status == "fail"
     assert "CPU-only build (torch.version.cuda is None), but this machine has RTX 4090 (sm_89)" in c.detail
-    assert "torch==2.7.0+cu128" in c.fix
+    # the fix is plan's choice for this machine (#10: one answer), with a way to stay on 2.7.0
+    chosen = plan_for(matrix, gpus=["RTX 4090"], driver="570.124.06", python="3.12", glibc="2.39").chosen
+    assert f"torch=={chosen.build.version_of(chosen.release.version)}" in c.fix
+    assert "to stay on torch 2.7.0: `envcheck plan --torch 2.7.0`" in c.fix
 
 
 def test_torchvision_that_pairs_with_another_torch_warns(matrix):
