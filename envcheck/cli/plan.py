@@ -84,6 +84,9 @@ def add_plan_arguments(p: Any) -> None:
                    help="auto (default), cpu, cuda, cuXYZ (cu128), rocm, rocmX.Y (rocm6.3), xpu, mps")
     r.add_argument("--compile", action="store_true",
                    help="require torch.compile to work (reject releases whose Dynamo lacks the Python)")
+    r.add_argument("--prefer", choices=("complete", "newest"), default="complete",
+                   help="complete (default): the newest release with torchvision/torchaudio on record and "
+                        "verified rows; newest: the newest release that fits, even without them")
 
 
 TARGET_FLAGS = ("gpu", "wsl", "os", "arch", "glibc", "distro", "macos")
@@ -187,7 +190,7 @@ def plan_json(res: Any, plan: Any, files: List[str]) -> Dict[str, Any]:
         "status": res.status,
         "machine": res.machine.to_dict(),
         "request": {"torch": res.request.torch_text or None, "backend": res.request.backend,
-                    "compile": res.request.compile},
+                    "compile": res.request.compile, "prefer": res.request.prefer},
         "chosen": chosen,
         "fallback": None if fb is None else {"torch": fb.release.version, "variant": fb.build.variant,
                                              "python": fb.python},
@@ -214,6 +217,7 @@ def resolve_args(args: argparse.Namespace, mirrors: Any = (), hashes: bool = Fal
         torch_text=args.torch or "",
         backend=Request.parse_backend(args.backend),
         compile=args.compile,
+        prefer=getattr(args, "prefer", "complete"),
     )
     matrix = load_matrix(args.matrices)
     check_request(request, matrix)

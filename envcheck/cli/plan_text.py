@@ -58,6 +58,9 @@ def print_explain(res: Any, out: TextIO) -> None:
             why = list(row["warnings"]) + [f"(not for Python {', '.join(row['no'])}: " + "; ".join(row["reasons"]) + ")"]
         table.add_row(row["name"], ok, "\n".join(why) or "fits")
     console(out).print(table)
+    from envcheck.resolve import RANKING_RULE
+
+    out.write(f"\nhow the choice is made: {RANKING_RULE}\n")
 
 
 def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,

@@ -95,7 +95,7 @@ def named_gpus(matrix: Matrix, names: Sequence[str]) -> List[GpuDevice]:
         g = matrix.find_gpu(text)
         for _ in range(max(1, count)):  # segment "embedded" = a Jetson module (integrated in its SoC)
             out.append(GpuDevice(vendor=g.vendor, name=g.name, arch=g.arch, memory_mib=g.memory_mib,
-                                 how=f"--gpu {raw!r}"))
+                                 integrated=g.segment == "integrated", how=f"--gpu {raw!r}"))
     return out
 
 

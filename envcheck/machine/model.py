@@ -120,8 +120,26 @@ class Machine:
 
     @property
     def served_gpus(self) -> List[GpuDevice]:
-        """GPUs a plan must serve (all named ones; probed integrated GPUs are left out)."""
-        return [g for g in self.gpus if g.serve]
+        """GPUs a plan must serve: one wheel drives one vendor's GPUs, so on a machine with several
+        vendors the plan is for one of them and the others stay unused.
+
+        Of the GPUs marked ``serve`` (every named one; probe leaves out AMD/Intel iGPUs), integrated
+        GPUs (``integrated``, from the GPU data's segment) count only when nothing discrete is there;
+        of several vendors, the first GPU's vendor wins (``--gpu`` order: name first the GPU to plan
+        for). :attr:`unserved_gpus` lists the rest.
+        """
+        want = [g for g in self.gpus if g.serve]
+        if len({g.vendor for g in want}) > 1:
+            want = [g for g in want if not g.integrated] or want
+            want = [g for g in want if g.vendor == want[0].vendor]
+        return want
+
+    @property
+    def unserved_gpus(self) -> List[GpuDevice]:
+        """Named or probed GPUs the plan leaves unused (another vendor, or an integrated GPU beside a
+        discrete one); probed iGPUs that were never candidates (``serve=False``) are not listed."""
+        served = {id(g) for g in self.served_gpus}
+        return [g for g in self.gpus if g.serve and id(g) not in served]
 
     def gpus_of(self, vendor: str) -> List[GpuDevice]:
         return [g for g in self.served_gpus if g.vendor == vendor]

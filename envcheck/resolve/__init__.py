@@ -2,18 +2,25 @@
 
 Every candidate — each torch release × each of its builds × each Python — is checked against
 every constraint in :mod:`envcheck.resolve.rules`; all failures are kept. Accepted candidates are
-ranked by :func:`rank_key`:
+ranked by :func:`rank_key` — the one ranking rule (README "How the choice is made" and
+``plan --explain`` say the same):
 
-1. newest torch release first;
-2. fewer caveats (warnings) first — minor-version compatibility, PTX-only, unverified data;
-3. the best fit for the GPUs: an exact cubin/gfx target, then a same-major cubin, then PTX JIT;
-4. driver fit: full support, then driver unknown, then minor-version compatibility;
-5. the build variant: with a known driver, the newest CUDA/ROCm it fully supports; with the
+1. a complete, verified set first: the newest release with at least one accepted build that has
+   its paired torchvision on record (and torchaudio, which the release row names where one was
+   released with it — torchaudio stopped pairing after 2.11) and no ``unverified`` row beats any
+   newer release that lacks companions or rests on unverified rows (``--prefer newest`` turns
+   this off);
+2. then the newest torch release;
+3. then the best fit for the GPUs: an exact cubin/gfx target, then a same-major cubin, then PTX
+   JIT; a build whose CUDA predates the GPU's architecture ranks below one made for it;
+4. then driver fit: full support, then driver unknown, then minor-version compatibility;
+5. then verified rows before ``unverified`` ones, then fewer other caveats;
+6. then the build variant: with a known driver, the newest CUDA/ROCm it fully supports; with the
    driver unknown, the variant plain PyPI serves for that platform (PyTorch's own default), then
    the newest;
-6. the Python, when the machine did not say: the distribution's own python3 when the build has it,
-   else a GIL CPython that torch.compile supports and that the previous release supported too (not
-   one this release just added), newest first.
+7. then the channel (PyPI, then download.pytorch.org), and the Python, when the machine did not
+   say: the distribution's own python3 when the build has it, else a GIL CPython that
+   torch.compile supports and that the previous release supported too, newest first.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from envcheck.matrix import Matrix
 from envcheck.matrix.model import Build, python_key, vkey
 from envcheck.resolve.rules import (
     CHECKS,
+    VENDOR_NAMES,
     Context,
     build_pythons,
     check_gpus,
@@ -35,7 +43,7 @@ from envcheck.resolve.rules import (
 from envcheck.resolve.index_only import index_only_candidates
 from envcheck.resolve.types import REASON_CODES, Candidate, Reason, Request, Resolution
 
-__all__ = ["resolve", "rank_key", "Request", "Resolution", "Candidate", "Reason", "REASON_CODES"]
+__all__ = ["resolve", "rank_key", "RANKING_RULE", "Request", "Resolution", "Candidate", "Reason", "REASON_CODES"]
 
 _GPU_CODES = {"gpu-arch", "backend", "wsl", "driver", "compile"}
 
@@ -78,14 +86,40 @@ def distro_python(matrix: Matrix, machine: Machine) -> Optional[str]:
     return row.python3 if row and row.python3 else None
 
 
+#: The ranking rule in words: ``plan --explain`` prints it, README.md carries it verbatim (a test
+#: checks both), and :func:`rank_key` implements it.
+RANKING_RULE = (
+    "A complete, verified set comes first: the newest release that has its paired torchvision on record "
+    "(and torchaudio where one was released with it) and no unverified row beats a newer release without "
+    "them (--prefer newest turns this off). Then: the newest release; the best fit for the GPUs (an exact "
+    "cubin or gfx target, then a same-major cubin, then PTX; a build whose CUDA predates the GPU's "
+    "architecture last); the driver fit (full, unknown, minor-version compatibility); verified rows, then "
+    "fewer other caveats; with a known driver the newest CUDA/ROCm it fully supports, with the driver "
+    "unknown the variant plain PyPI serves for the platform; PyPI before download.pytorch.org; and, when "
+    "no Python was given, the distribution's python3, else a GIL CPython that torch.compile supports and "
+    "the previous release supported too."
+)
+
+
+def complete_set(c: Candidate) -> bool:
+    """torch with its paired torchvision on record (every release pairs one; torchaudio stopped
+    pairing after 2.11, so it counts where the release names one), and no row behind it ``unverified``."""
+    has = bool(c.build.pins.get("torchvision") or c.release.torchvision)
+    return has and c.build.confidence != "unverified" and c.release.confidence != "unverified"
+
+
 def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine,
-             prefer_python: Optional[str] = None) -> Tuple:
-    """Sort key for accepted candidates (smaller = better); see the module docstring."""
+             prefer_python: Optional[str] = None, complete: Optional[set] = None) -> Tuple:
+    """Sort key for accepted candidates (smaller = better); see the module docstring.
+
+    Args:
+        complete: releases with a complete, verified accepted set (rule 1); ``None`` = rule off.
+    """
     b = c.build
     driver_known = bool(machine.nvidia_driver or machine.cuda_driver_max)
     toolkit = b.cuda or b.rocm or "0"
     newest_first = tuple(-x for x in vkey(toolkit).release)
-    pypi_default = c.release.pypi.get(machine.platform) == b.variant and b.channel != "pypi"
+    pypi_default = c.release.pypi.get(machine.platform) == b.variant
     variant_pref = (0 if driver_known or pypi_default else 1, newest_first)
     py = c.python
     if machine.python or py is None:
@@ -94,11 +128,16 @@ def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine,
         major, minor, ft = python_key(py)
         py_pref = (ft, py != prefer_python if prefer_python else False, c.fit.compile is False,
                    c.fit.python_new, -major, -minor)
+    unverified = any(w.code == "unverified" for w in c.warnings)
+    others = sum(1 for w in c.warnings if w.code not in ("unverified", "gpu-arch"))
     return (
+        complete is not None and c.release.version not in complete,
         release_index.get(c.release.version, 1 << 30),
-        len(c.warnings),
         c.fit.arch_fit,
+        c.fit.arch_predates,
         c.fit.driver_rank,
+        unverified,
+        others,
         variant_pref,
         {"pypi": 0, "pytorch": 1}.get(b.channel, 2),
         py_pref,
@@ -121,7 +160,9 @@ def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
     cands += index_only_candidates(matrix, machine)
     release_index = {r.version: i for i, r in enumerate(matrix.releases)}
     prefer = distro_python(matrix, machine)
-    accepted = sorted((c for c in cands if c.accepted), key=lambda c: rank_key(c, release_index, machine, prefer))
+    ok = [c for c in cands if c.accepted]
+    complete = None if request.prefer == "newest" else {c.release.version for c in ok if complete_set(c)}
+    accepted = sorted(ok, key=lambda c: rank_key(c, release_index, machine, prefer, complete))
     rejected = [c for c in cands if not c.accepted]
     res = Resolution(machine, request, accepted + rejected)
     if not accepted:
@@ -156,7 +197,7 @@ def _no_build_status(
 ) -> Tuple[str, Optional[Candidate]]:
     if not machine.served_gpus or request.backend == "cpu" or machine.python_bits == 32:
         return "no_build", None
-    cpu_request = Request(request.torch, request.torch_text, "cpu", request.compile)
+    cpu_request = Request(request.torch, request.torch_text, "cpu", request.compile, request.prefer)
     cpu_ctx = Context(matrix, machine, cpu_request)
     fallback = []
     for c in enumerate_candidates(matrix, machine):
@@ -166,7 +207,8 @@ def _no_build_status(
             check(c, cpu_ctx)
         if c.accepted:
             fallback.append(c)
-    fallback.sort(key=lambda c: rank_key(c, release_index, machine))
+    complete = None if request.prefer == "newest" else {c.release.version for c in fallback if complete_set(c)}
+    fallback.sort(key=lambda c: rank_key(c, release_index, machine, None, complete))
     best = fallback[0] if fallback else None
     ctx = Context(matrix, machine, Request(backend="auto"))
     any_serves = False
@@ -189,6 +231,11 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
     out: List[str] = []
     chosen = res.chosen
     machine = ctx.machine
+    if chosen is not None and ctx.request.prefer != "newest":
+        newer = [c for c in res.accepted if release_index[c.release.version] < release_index[chosen.release.version]]
+        if newer:
+            out.append(f"{name_of(newer[0])} is newer and fits too, but has no complete, verified set on "
+                       "record (paired torchvision, rows not unverified): --prefer newest picks it")
 
     def better(c: Candidate) -> bool:
         return chosen is None or release_index[c.release.version] < release_index[chosen.release.version]
@@ -250,6 +297,13 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
     m = ctx.machine
     out: List[str] = []
     chosen = res.chosen
+    served = m.served_gpus
+    for g in m.unserved_gpus:
+        kind = "integrated, " if g.integrated else ""
+        why = ("an integrated GPU beside a discrete one" if g.integrated and not served[0].integrated
+               else f"one build drives one vendor's GPUs and the plan is for the {served[0].name}")
+        out.append(f"the {g.name} ({kind}{VENDOR_NAMES.get(g.vendor, g.vendor)}) stays unused by torch: {why} "
+                   "(--gpu: name first the GPU to plan for)")
     if m.os == "linux" and not m.glibc:
         out.append("glibc not given: assumed new enough for each wheel's manylinux tag (give --glibc "
                    "or --distro to check it)")

@@ -354,6 +354,7 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
         c.note(arch_fit=max(fit, 1))
         best = max(compatible)[1]
         if arch_row and arch_row.first_cuda and b.cuda and vkey(b.cuda) < vkey(arch_row.first_cuda):
+            c.note(arch_predates=True)
             c.add("gpu-arch", f"{name_of(c)} was built with CUDA {b.cuda}, before {g.arch} existed "
                               f"(CUDA ≥ {arch_row.first_cuda}): the {g.name} runs its {best} cubins "
                               "(binary compatible within a major), with no code tuned for it",

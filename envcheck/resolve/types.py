@@ -42,12 +42,15 @@ class Request:
         torch_text: the spec as typed.
         backend: ``auto`` or a backend (``cpu``, ``cuda``, ``cu128``, ``rocm``, ``rocm6.3``, ``xpu``, ``mps``).
         compile: require ``torch.compile`` support (else a lack of it is only a warning).
+        prefer: ``complete`` (default): the newest release whose set is complete and verified wins;
+            ``newest``: the newest release that fits, complete or not (see :func:`~envcheck.resolve.rank_key`).
     """
 
     torch: Optional[SpecifierSet] = None
     torch_text: str = ""
     backend: str = "auto"
     compile: bool = False
+    prefer: str = "complete"
 
     @staticmethod
     def parse_torch(text: str) -> SpecifierSet:
@@ -123,6 +126,8 @@ class Fit:
         macos_floor: the macOS the wheel's tag needs (macOS).
         wsl_release: the ROCm-on-WSL release row serving this build (AMD's WSL wheels).
         compile: ``False`` when torch.compile does not work for this Python/OS; ``None`` = no finding.
+        arch_predates: the build's CUDA predates a GPU's architecture (it runs older same-major
+            cubins, with no code tuned for it).
     """
 
     arch_fit: int = 0
@@ -134,6 +139,7 @@ class Fit:
     macos_floor: Optional[str] = None
     wsl_release: Optional[RocmWslRelease] = None
     compile: Optional[bool] = None
+    arch_predates: bool = False
 
     #: rank of ``driver`` (smaller = better); a build without a driver question ranks as full.
     DRIVER_RANK: ClassVar[Dict[Optional[str], int]] = {None: 0, "full": 0, "unknown": 1, "minor": 2}

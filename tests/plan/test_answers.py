@@ -45,13 +45,19 @@ def test_7900xtx_on_wsl_gets_amds_wsl_wheels(matrix):
 
 
 def test_7900xtx_native_linux_gets_newest_rocm_build_with_gfx1100(matrix):
-    res = plan_for(matrix, gpus=["7900xtx"])
-    c = res.chosen
-    assert c.build.backend == "rocm" and c.build.channel == "pytorch" and not c.build.wsl
-    newest = max((r for r in matrix.releases
-                  if any(b.rocm and "gfx1100" in b.gfx and "linux-x86_64" in b.platforms and not b.wsl
-                         for b in matrix.builds_for(r.version))), key=lambda r: vkey(r.version))
-    assert c.release.version == newest.version
+    # the ranking rule (#10): the newest release with a verified ROCm build carrying gfx1100 and a
+    # paired torchvision; --prefer newest: the newest carrying gfx1100 at all
+    def newest(verified):
+        return max((r for r in matrix.releases
+                    if any(b.rocm and "gfx1100" in b.gfx and "linux-x86_64" in b.platforms and not b.wsl
+                           and (not verified or (b.confidence != "unverified" and r.torchvision))
+                           for b in matrix.builds_for(r.version))), key=lambda r: vkey(r.version))
+
+    for request, verified in ((None, True), (Request(prefer="newest"), False)):
+        res = plan_for(matrix, request, gpus=["7900xtx"])
+        c = res.chosen
+        assert c.build.backend == "rocm" and c.build.channel == "pytorch" and not c.build.wsl
+        assert c.release.version == newest(verified).version
     # AMD's WSL wheel set is not offered on native Linux
     assert all("wsl" in codes(x) for x in res.candidates if x.build.wsl)
 
@@ -197,8 +203,10 @@ def test_macos_arm64_gets_the_pypi_wheel_with_mps_and_its_floor(matrix):
 
 
 def test_several_gpus_must_all_be_served(matrix):
+    # one wheel drives one vendor (#10): NVIDIA + AMD plans for the first named, the other stays unused
     mixed = plan_for(matrix, gpus=["RTX 4090", "7900xtx"])
-    assert mixed.chosen is None
+    assert mixed.chosen.build.backend == "cuda"
+    assert [g.arch for g in mixed.machine.unserved_gpus] == ["gfx1100"]
     two = plan_for(matrix, gpus=["V100", "H100"])
     assert serves_nvidia(two.chosen.build, 7, 0) and serves_nvidia(two.chosen.build, 9, 0)
 
