@@ -29,7 +29,7 @@ TORCHAUDIO = [
     ("torchaudio-2.7.1-cp313-cp313t-manylinux_2_28_x86_64.whl", H[3], "2025-06-05T08:00:00Z", "broken upload"),
     ("torchaudio-2.7.1.tar.gz", H[4], "2025-06-04T19:00:00Z", False),              # an sdist: skipped
     ("torchaudio-2.8.0rc1-cp312-cp312-manylinux_2_28_x86_64.whl", H[5], "2025-07-01T00:00:00Z", False),  # pre-release
-    ("torchaudio-0.12.0-cp39-cp39-manylinux1_x86_64.whl", H[6], "2022-06-28T00:00:00Z", False),  # older than 1.13's pair
+    ("torchaudio-0.7.0-cp38-cp38-manylinux1_x86_64.whl", H[6], "2020-10-27T00:00:00Z", False),  # older than 1.8's pair
 ]
 
 
