@@ -245,6 +245,25 @@ class Marker(Sourced):
 
 
 @dataclass(frozen=True)
+class Companion(Sourced):
+    """A torchvision/torchaudio release and the Pythons it has wheels for, per platform key
+    (``any``: a py3-none-any wheel serves every Python)."""
+
+    package: str = ""
+    version: str = ""
+    any: bool = False
+    python: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+
+    def serves(self, platform: str, python: str) -> Optional[bool]:
+        """Whether a wheel exists for ``python`` on ``platform`` (``None``: the platform is not listed)."""
+        if self.any:
+            return True
+        if platform not in self.python:
+            return None if not self.python else False
+        return python in self.python[platform]
+
+
+@dataclass(frozen=True)
 class CpuArch(Sourced):
     """A CPU architecture: envcheck's name for it, the names people and tools use, and the
     platform-key spelling per OS (``aarch64`` on Linux, ``arm64`` on macOS/Windows)."""

@@ -96,15 +96,15 @@ RANKING_RULE = (
     "architecture last); the driver fit (full, unknown, minor-version compatibility); verified rows, then "
     "fewer other caveats; with a known driver the newest CUDA/ROCm it fully supports, with the driver "
     "unknown the variant plain PyPI serves for the platform; PyPI before download.pytorch.org; and, when "
-    "no Python was given, the distribution's python3, else a GIL CPython that torch.compile supports and "
-    "the previous release supported too."
+    "no Python was given, a Python torchvision and torchaudio have wheels for too, then the distribution's "
+    "python3, else a GIL CPython that torch.compile supports and the previous release supported too."
 )
 
 
 def complete_set(c: Candidate) -> bool:
     """torch with its paired torchvision on record (every release pairs one; torchaudio stopped
     pairing after 2.11, so it counts where the release names one), and no row behind it ``unverified``."""
-    has = bool(c.build.pins.get("torchvision") or c.release.torchvision)
+    has = bool(c.build.pins.get("torchvision") or c.release.torchvision) and "torchvision" not in c.fit.companions_missing
     return has and c.build.confidence != "unverified" and c.release.confidence != "unverified"
 
 
@@ -126,10 +126,11 @@ def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine,
         py_pref: Tuple = ()
     else:
         major, minor, ft = python_key(py)
-        py_pref = (ft, py != prefer_python if prefer_python else False, c.fit.compile is False,
+        py_pref = (ft, len(c.fit.companions_missing), py != prefer_python if prefer_python else False,
+                   c.fit.compile is False,
                    c.fit.python_new, -major, -minor)
     unverified = any(w.code == "unverified" for w in c.warnings)
-    others = sum(1 for w in c.warnings if w.code not in ("unverified", "gpu-arch"))
+    others = sum(1 for w in c.warnings if w.code not in ("unverified", "gpu-arch", "companion"))
     return (
         complete is not None and c.release.version not in complete,
         release_index.get(c.release.version, 1 << 30),

@@ -250,7 +250,10 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
     label = b.version_of
     pins: Dict[str, str] = {"torch": b.pins.get("torch", label(r.version))}
     for pkg in ("torchvision", "torchaudio"):
-        if pkg in b.pins:
+        if pkg in c.fit.companions_missing:
+            notes.append(f"{pkg}: no wheel for Python {c.python} on {res.machine.platform} (matrices/companions.toml); "
+                         "not pinned")
+        elif pkg in b.pins:
             pins[pkg] = b.pins[pkg]
         elif getattr(r, pkg):
             pins[pkg] = label(getattr(r, pkg))

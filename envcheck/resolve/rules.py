@@ -501,6 +501,31 @@ def check_compile(c: Candidate, ctx: Context) -> None:
         c.add("compile", why, "error" if ctx.request.compile else "warning")
 
 
+def companion_version(c: Candidate, pkg: str) -> str:
+    """The public version of the ``pkg`` release that pairs with the candidate ("" = none on record)."""
+    pin = c.build.pins.get(pkg) or getattr(c.release, pkg) or ""
+    return pin.split("+")[0]
+
+
+def check_companions(c: Candidate, ctx: Context) -> None:
+    """torchvision/torchaudio have their own Python lists: a companion without a wheel for this
+    Python on this platform is left unpinned (a warning), and ranking prefers a Python all serve."""
+    if c.python is None or ctx.platform not in c.build.platforms:
+        return
+    missing = []
+    for pkg in ("torchvision", "torchaudio"):
+        version = companion_version(c, pkg)
+        row = ctx.matrix.companions.get((pkg, version)) if version else None
+        if row is None or row.serves(ctx.platform, c.python) is not False:
+            continue
+        missing.append(pkg)
+        has = py_span(row.python.get(ctx.platform, ()))
+        c.add("companion", f"{pkg} {version} has no wheel for Python {c.python} on {ctx.platform} (it has "
+                           f"{has}): left unpinned — a Python all three serve avoids that", "warning")
+    if missing:
+        c.note(companions_missing=tuple(missing))
+
+
 def check_unverified(c: Candidate, ctx: Context) -> None:
     for row, what in ((c.build, "build facts"), (c.release, "release facts")):
         if row.confidence == "unverified":
@@ -524,5 +549,6 @@ CHECKS: List[Callable[[Candidate, Context], None]] = [
     check_driver,
     check_gpus,
     check_compile,
+    check_companions,
     check_unverified,
 ]

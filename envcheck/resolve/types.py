@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Dict, List, Optional
+from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -27,6 +27,7 @@ REASON_CODES = {
     "wsl": "the build does not run under WSL (or is made only for WSL)",
     "tegra": "a Jetson needs NVIDIA's JetPack build (or, on Thor, a CUDA 13 aarch64 build); JetPack builds run only there",
     "compile": "torch.compile does not support this Python in this release",
+    "companion": "torchvision/torchaudio has no wheel for this Python/platform (left unpinned)",
     "unverified": "a fact behind this build could not be confirmed from a primary source",
 }
 
@@ -126,6 +127,8 @@ class Fit:
         macos_floor: the macOS the wheel's tag needs (macOS).
         wsl_release: the ROCm-on-WSL release row serving this build (AMD's WSL wheels).
         compile: ``False`` when torch.compile does not work for this Python/OS; ``None`` = no finding.
+        companions_missing: companions (``torchvision``…) with no wheel for the candidate's Python on
+            the platform (matrices/companions.toml); the plan leaves them unpinned.
         arch_predates: the build's CUDA predates a GPU's architecture (it runs older same-major
             cubins, with no code tuned for it).
     """
@@ -140,6 +143,7 @@ class Fit:
     wsl_release: Optional[RocmWslRelease] = None
     compile: Optional[bool] = None
     arch_predates: bool = False
+    companions_missing: Tuple[str, ...] = ()
 
     #: rank of ``driver`` (smaller = better); a build without a driver question ranks as full.
     DRIVER_RANK: ClassVar[Dict[Optional[str], int]] = {None: 0, "full": 0, "unknown": 1, "minor": 2}

@@ -70,7 +70,7 @@ def test_force_never_replaces_a_device_or_fifo(cli, tmp_path):
     (["--gpu", "Apple M3", "--os", "linux"], ["Apple", "Macs"]),
     (["--macos", "14.5", "--os", "linux"], ["--macos", "--os macos"]),
     (["--gpu", "GB10", "--arch", "x86_64"], ["aarch64"]),
-    (["--torch", "1.12"], ["1.13.0", "no torch release"]),
+    (["--torch", "1.7"], ["1.8.0", "no torch release"]),
     (["--torch", "2.7.0+cu128"], ["--backend"]),
     (["--backend", "cu999"], ["cu128"]),
     (["-o", ""], ["-o"]),
