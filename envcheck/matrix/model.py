@@ -245,6 +245,18 @@ class Marker(Sourced):
 
 
 @dataclass(frozen=True)
+class TritonWindows(Sourced):
+    """The community triton-windows release that pairs with a torch minor on Windows."""
+
+    torch: str = ""
+    triton: str = ""
+    version: str = ""
+    python: Tuple[str, ...] = ()
+    sm_min: str = ""
+    step: str = ""
+
+
+@dataclass(frozen=True)
 class Companion(Sourced):
     """A torchvision/torchaudio release and the Pythons it has wheels for, per platform key
     (``any``: a py3-none-any wheel serves every Python)."""

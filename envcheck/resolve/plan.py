@@ -260,6 +260,9 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         else:
             notes.append(f"{pkg}: no release pairs with torch {r.version} on record; not pinned")
     steps = [matrix.steps[k] for k in b.post_install if k in matrix.steps]
+    tw = c.fit.triton_windows
+    if tw is not None and tw.step in matrix.steps:
+        steps.append(matrix.steps[tw.step])
     driver: Dict[str, str] = {}
     if b.backend == "cuda" and not b.tegra and (c.fit.driver_full or c.fit.driver_floor):
         full, floor = c.fit.driver_full, c.fit.driver_floor

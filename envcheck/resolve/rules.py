@@ -499,6 +499,33 @@ def check_compile(c: Candidate, ctx: Context) -> None:
     if why:
         c.note(compile=False)
         c.add("compile", why, "error" if ctx.request.compile else "warning")
+        return
+    if ctx.machine.os == "windows" and ctx.request.compile and c.build.backend == "cuda" and mx:
+        _triton_windows(c, ctx)
+
+
+def _triton_windows(c: Candidate, ctx: Context) -> None:
+    """torch.compile on a Windows GPU needs Triton, which PyTorch does not publish for Windows: the
+    community triton-windows package (matrices/triton-windows.toml) serves the torch minors on record."""
+    minor = ".".join(c.release.version.split(".")[:2])
+    row = ctx.matrix.triton_windows.get(minor)
+    if row is None or (c.python or "") not in row.python:
+        why = (f"no triton-windows release for torch {minor} is on record" if row is None else
+               f"triton-windows {row.version} has no wheel for Python {c.python} (it has {py_span(row.python)})")
+        c.add("compile", f"torch.compile on a Windows GPU needs Triton, which PyTorch does not publish for "
+                         f"Windows; {why} (matrices/triton-windows.toml)")
+        return
+    low = _cap(row.sm_min)[:2]
+    for g in ctx.machine.gpus_of("nvidia"):
+        cap = g.compute_capability
+        if cap and tuple(cap) < low:
+            c.add("compile", f"triton-windows {row.triton} (torch {minor}) supports GPUs from {row.sm_min}; the "
+                             f"{g.name} is {g.arch} (its README: Turing only up to Triton 3.2, Pascal never)")
+            return
+    c.note(triton_windows=row)
+    c.add("compile", f"torch.compile on Windows: PyTorch publishes no Triton for Windows, so the plan adds the "
+                     f"community package triton-windows {row.version} (Triton {row.triton}, which its README pairs "
+                     f"with torch {minor}) — community-maintained, not an official PyTorch build", "warning")
 
 
 def companion_version(c: Candidate, pkg: str) -> str:

@@ -11,7 +11,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from envcheck.errors import UsageError
 from envcheck.jsontypes import JSONObject
 from envcheck.machine.model import Machine
-from envcheck.matrix.model import Build, Release, RocmWslRelease
+from envcheck.matrix.model import Build, Release, RocmWslRelease, TritonWindows
 
 #: Stable reason codes (the ``code`` of every reason in ``plan --json``).
 REASON_CODES = {
@@ -127,6 +127,8 @@ class Fit:
         macos_floor: the macOS the wheel's tag needs (macOS).
         wsl_release: the ROCm-on-WSL release row serving this build (AMD's WSL wheels).
         compile: ``False`` when torch.compile does not work for this Python/OS; ``None`` = no finding.
+        triton_windows: the community triton-windows release a Windows plan installs for
+            torch.compile (matrices/triton-windows.toml), when asked for with --compile.
         companions_missing: companions (``torchvision``…) with no wheel for the candidate's Python on
             the platform (matrices/companions.toml); the plan leaves them unpinned.
         arch_predates: the build's CUDA predates a GPU's architecture (it runs older same-major
@@ -144,6 +146,7 @@ class Fit:
     compile: Optional[bool] = None
     arch_predates: bool = False
     companions_missing: Tuple[str, ...] = ()
+    triton_windows: Optional[TritonWindows] = None
 
     #: rank of ``driver`` (smaller = better); a build without a driver question ranks as full.
     DRIVER_RANK: ClassVar[Dict[Optional[str], int]] = {None: 0, "full": 0, "unknown": 1, "minor": 2}

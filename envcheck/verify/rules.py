@@ -614,6 +614,18 @@ def compiler_desc(ctx: Context) -> str:
 
 @helper
 def triton_fix(ctx: Context) -> str:
+    if ctx.os == "windows":  # no official Triton for Windows: never "the Triton paired with your torch"
+        torch = public_version(ctx.facts.torch_version)
+        row = ctx.matrix.triton_windows.get(".".join(torch.split(".")[:2])) if torch else None
+        base = ("PyTorch publishes no Triton for Windows (its Windows wheels require none); torch.compile's GPU "
+                "backend needs the community package triton-windows (not official)")
+        if row is None:
+            return (f"{base}; no triton-windows release for torch {torch or '?'} is on record — "
+                    "`envcheck plan --os windows --compile` picks a torch that has one, or run torch.compile under WSL2.")
+        step = ctx.matrix.steps.get(row.step)
+        cmd = ctx.pip_command([f"triton-windows=={row.version}"], reinstall=False)
+        return (f"{base}: triton-windows {row.version} (Triton {row.triton}) pairs with torch {row.torch}: {cmd}"
+                + (f" ({step.description})" if step else "") + ".")
     for d in ctx.facts.packages("torch")[:1]:
         for req in d.get("requires") or []:
             m = re.match(r"((?:pytorch-)?triton(?:-rocm)?)\s*\(?\s*==\s*([\w.+]+)", req)
