@@ -16,7 +16,10 @@ def _table() -> Tuple[Dict[str, str], Dict[str, Dict[str, str]]]:
     from envcheck.matrix import resource_dir
     from envcheck.matrix.load import load_file
 
-    rows = load_file(resource_dir("matrices") / "platforms.toml").get("cpu_arch", [])
+    from envcheck.matrix.model import CpuArch
+
+    rows = [r for r in load_file(resource_dir("matrices") / "platforms.toml").get("cpu_arch", [])
+            if isinstance(r, CpuArch)]
     aliases = {a.lower(): r.name for r in rows for a in (r.name, *r.aliases)}
     spelling = {r.name: dict(r.platform) for r in rows}
     return aliases, spelling

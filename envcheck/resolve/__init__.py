@@ -271,10 +271,10 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
         out.append(f"{name_of(best)} has wheels for Python {py_span(pys)}; with one of those it would fit")
     if machine.os == "windows":
         for g in machine.gpus_of("amd"):
-            rel = [w for w in ctx.matrix.rocm_wsl if g.arch in w.gfx]
-            if rel:
+            wsl_rels = [w for w in ctx.matrix.rocm_wsl if g.arch in w.gfx]
+            if wsl_rels:
                 out.append(f"AMD publishes ROCm wheels for the {g.name} under WSL2: `envcheck plan --gpu "
-                           f"{g.arch} --wsl` plans that (ROCm {rel[-1].rocm} on WSL)")
+                           f"{g.arch} --wsl` plans that (ROCm {wsl_rels[-1].rocm} on WSL)")
     if res.status == "no_official_build" and machine.os != "macos":
         for g in machine.served_gpus:
             if g.vendor == "amd" and machine.os == "linux":

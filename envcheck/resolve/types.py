@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Dict, List, Optional, Tuple
+from typing import ClassVar, Dict, List, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -188,9 +188,9 @@ class Candidate:
     def variant(self) -> str:
         return self.build.variant
 
-    def note(self, **facts: Any) -> None:
+    def note(self, **facts: object) -> None:
         """Record ranking facts (``c.note(driver="full")``): ``fit`` becomes an updated copy."""
-        self.fit = replace(self.fit, **facts)
+        self.fit = replace(self.fit, **facts)  # type: ignore[arg-type]  # checked by Fit's fields at run time
 
     def add(self, code: str, message: str, severity: str = "error") -> None:
         (self.reasons if severity == "error" else self.warnings).append(Reason(code, message, severity))

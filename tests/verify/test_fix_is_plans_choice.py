@@ -41,8 +41,8 @@ def plan_flags(doc: dict) -> list:
         if d.get("gcn_arch"):
             gpus.append(d["gcn_arch"].split(":")[0])
         elif d.get("capability"):
-            gpus.append("sm_%d%d" % tuple(d["capability"]))
-    gpus = gpus or ["sm_%d%d" % tuple(g["capability"]) for g in (data.get("driver") or {}).get("gpus", [])]  # NVML
+            gpus.append("sm_{}{}".format(*d["capability"]))
+    gpus = gpus or ["sm_{}{}".format(*g["capability"]) for g in (data.get("driver") or {}).get("gpus", [])]  # NVML
     saved = doc.get("machine") or {}  # the probed machine saved with the facts
     gpus = gpus or [g["arch"] for g in saved.get("gpus", []) if g.get("serve", True)]
     if gpus:
