@@ -28,6 +28,9 @@ def run(args: argparse.Namespace) -> int:
     matrix = load_matrix(args.matrices)
     query = " ".join(args.query)
     gpus = matrix.search_gpus(query)
+    if not gpus and query:  # a PCI id, an lspci line, a codename, a name only the PCI database knows
+        found = matrix.pci_gpu(query)
+        gpus = [found] if found is not None else []
     if args.json:
         json.dump([{"name": g.name, "vendor": g.vendor, "arch": g.arch, "family": g.family,
                     "segment": g.segment, "memory_mib": g.memory_mib, "aliases": list(g.aliases),

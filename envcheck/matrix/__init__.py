@@ -43,6 +43,20 @@ def default_matrix_dir() -> Path:
     return Path(env) if env else resource_dir("matrices")
 
 
+_PCI_ID = re.compile(r"\b(10de|1002|8086):([0-9a-fA-F]{4})\b", re.I)
+_PCI_VENDOR = {"10de": "nvidia", "1002": "amd", "8086": "intel"}
+
+
+def _bracket_names(device: str) -> List[str]:
+    """``"Ellesmere [Radeon RX 470/480/570/580]"`` → ``["Radeon RX 470", "Radeon RX 480", …]``."""
+    _, _, bracket = device.partition("[")
+    parts = [p.strip() for p in bracket.rstrip("]").split("/") if p.strip()]
+    if not parts:
+        return []
+    prefix = parts[0].rsplit(" ", 1)[0] + " " if " " in parts[0] else ""
+    return [parts[0]] + [p if " " in p and not p[0].isdigit() else prefix + p for p in parts[1:]]
+
+
 _VENDOR_WORDS = re.compile(r"\b(nvidia|geforce|amd|radeon|intel|apple|graphics)\b")
 
 
@@ -97,6 +111,8 @@ class Matrix:
         self.markers: Dict[str, m.Marker] = {x.platform: x for x in rows("marker")}
         self.companions: Dict[Tuple[str, str], m.Companion] = {(x.package, x.version): x for x in rows("companion")}
         self.triton_windows: Dict[str, m.TritonWindows] = {x.torch: x for x in rows("triton_windows")}
+        self.chips: List[m.Chip] = rows("chip")
+        self._pci: Optional[Tuple[Dict[str, str], Dict[str, Tuple[str, str]]]] = None
         self.conda_forge: List[m.CondaForgeRow] = rows("conda_forge")
         self.pytorch_channel: List[m.PytorchChannelRow] = rows("pytorch_channel")
         self.base_images: List[m.BaseImage] = rows("base_image")
@@ -229,10 +245,77 @@ class Matrix:
         for k in (key, _MEMORY_SUFFIX.sub("", key)):
             if k and k in index:
                 return index[k]
+        found = self.pci_gpu(query)
+        if found is not None:
+            return found
         starts = sorted(k for k in index if key and k.startswith(key))  # "rtx" → RTX cards first
         close = starts[:8] + difflib.get_close_matches(key, list(index), n=8, cutoff=0.6)
         names = list(dict.fromkeys(index[c].name for c in close))[:5]
         raise UnknownGpuError(query, names)
+
+    # -- the PCI ID database (matrices/pci-gpus.ids) and chip codenames (gpu-chips.toml) -----------
+    def _pci_tables(self) -> Tuple[Dict[str, str], Dict[str, Tuple[str, str]]]:
+        """``{"10de:2684": "AD102 [GeForce RTX 4090]"}`` and normalized marketing name → (vendor
+        id, device name); read once, only when a query needs it."""
+        if self._pci is None:
+            ids: Dict[str, str] = {}
+            names: Dict[str, Tuple[str, str]] = {}
+            path = self.directory / "pci-gpus.ids"
+            if not path.is_file():
+                path = resource_dir("matrices") / "pci-gpus.ids"
+            vendor = ""
+            text = path.read_text(encoding="utf-8") if path.is_file() else ""
+            for line in text.splitlines():
+                if not line or line.startswith("#"):
+                    continue
+                if not line.startswith("\t"):
+                    vendor = line.split()[0].lower()
+                    continue
+                dev, _, name = line.strip().partition("  ")
+                ids[f"{vendor}:{dev.lower()}"] = name
+                for marketing in _bracket_names(name):
+                    names.setdefault(normalize_gpu_name(marketing), (vendor, name))
+            self._pci = (ids, names)
+        return self._pci
+
+    def pci_gpu(self, query: str) -> Optional[m.Gpu]:
+        """A GPU named by a PCI ``vendor:device`` id, an ``lspci -nn`` line, a marketing name the PCI
+        database knows (``GTX 780``, ``UHD 630``) or a chip codename (``GA102``, ``Navi 31``)."""
+        ids, names = self._pci_tables()
+        mt = _PCI_ID.search(query)
+        vendor, label = "", ""
+        if mt:
+            pci = f"{mt.group(1).lower()}:{mt.group(2).lower()}"
+            device = ids.get(pci)
+            if device is None:
+                return None
+            vendor, how = mt.group(1).lower(), f"PCI {pci}"
+        elif normalize_gpu_name(query) in names:
+            vendor, device = names[normalize_gpu_name(query)]
+            how = "the PCI ID database"
+            label = next(n for n in _bracket_names(device) if normalize_gpu_name(n) == normalize_gpu_name(query))
+        else:  # a bare codename ("GA102", "Navi 31"): the whole query must be one
+            device, how = query.strip(), "chip codename"
+            chip = next((c for c in self.chips if c.vendor != "intel"
+                         and re.fullmatch(f"(?:{c.pattern})[A-Z]{{0,3}}", device, re.I)), None)
+            if chip is None:
+                return None
+        index = self._gpu_keys()
+        for marketing in _bracket_names(device):
+            known = index.get(normalize_gpu_name(marketing))
+            if known is not None and (not vendor or _PCI_VENDOR.get(vendor) == known.vendor):
+                return known
+        for chip in self.chips:
+            if (not vendor or _PCI_VENDOR.get(vendor) == chip.vendor) and re.match(chip.pattern, device, re.I):
+                codename, _, bracket = device.partition("[")
+                label = label or bracket.rstrip("]").split("/")[0].strip() or codename.strip()
+                vname = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel"}[chip.vendor]
+                name = f"{vname} {label}" + (f" ({codename.strip()})" if bracket else "")
+                return m.Gpu(name=name, vendor=chip.vendor, arch=chip.arch, family=chip.family,
+                             segment="integrated" if chip.integrated else "",
+                             source=("matrices/pci-gpus.ids", *chip.source), confidence="community",
+                             note=f"from {how}: {device}")
+        return None
 
     def search_gpus(self, query: str = "") -> List[m.Gpu]:
         """GPUs whose name, alias, arch, family or vendor contains ``query`` (all when empty)."""

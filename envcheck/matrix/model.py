@@ -245,6 +245,17 @@ class Marker(Sourced):
 
 
 @dataclass(frozen=True)
+class Chip(Sourced):
+    """A GPU chip codename pattern (as the PCI ID database names devices) → vendor and architecture."""
+
+    vendor: str = ""
+    pattern: str = ""
+    arch: str = ""
+    family: str = ""
+    integrated: bool = False
+
+
+@dataclass(frozen=True)
 class TritonWindows(Sourced):
     """The community triton-windows release that pairs with a torch minor on Windows."""
 

@@ -186,7 +186,7 @@ def _serves_arch(c: Candidate, machine: Machine) -> bool:
             if c.build.backend != "rocm" or g.arch not in c.build.gfx:
                 return False
         elif g.vendor == "intel":
-            if c.build.variant != "xpu":
+            if c.build.variant != "xpu" or not g.arch.startswith("xpu-"):
                 return False
         elif g.vendor == "apple" and not c.build.mps:
             return False

@@ -478,6 +478,9 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
                                   f"({g.name}) — an AMD target runs only code built for it")
             else:
                 c.note(arch_fit=max(c.fit.arch_fit, 0))
+        elif g.vendor == "intel" and not g.arch.startswith("xpu-"):
+            c.add("gpu-arch", f"the {g.name} ({g.arch}) is not an Intel GPU PyTorch's XPU builds support (Arc, "
+                              "Data Center GPU Max, Core Ultra graphics)")
 
 
 def check_compile(c: Candidate, ctx: Context) -> None:

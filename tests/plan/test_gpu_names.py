@@ -1,0 +1,64 @@
+"""GPU names as people have them (#10): PCI vendor:device ids, `lspci -nn` lines, chip codenames and
+older/low-end names, from the PCI ID database (matrices/pci-gpus.ids, Debian's pci.ids) and the
+codename table (matrices/gpu-chips.toml).
+
+Public reports the inputs come from:
+- geerlingguy/raspberry-pi-pcie-devices#504: an RTX 4090 shows as "NVIDIA Corporation Device 2684"
+  where the local pci.ids is too old — the id is what people have;
+- Antergos/nvidia-installer#15: "01:00.0 VGA compatible controller [0300]: NVIDIA Corporation GM204M
+  [GeForce GTX 980M] [10de:1617] (rev a1)";
+- geerlingguy/raspberry-pi-pcie-devices#480 "TU102GL [Quadro RTX 6000/8000]", #692 "GA104GL [RTX A4000]";
+- ROCm/legacy-rocm-build#2216 (Ryzen 5600G iGPU: no ROCm wheel serves it).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import plan_for
+
+
+@pytest.mark.parametrize("query, vendor, arch", [
+    ("10de:2684", "nvidia", "sm_89"),
+    ("01:00.0 VGA compatible controller [0300]: NVIDIA Corporation GM204M [GeForce GTX 980M] [10de:1617] (rev a1)",
+     "nvidia", "sm_52"),
+    ("TU102GL", "nvidia", "sm_75"),
+    ("GA102", "nvidia", "sm_86"),
+    ("AD104", "nvidia", "sm_89"),
+    ("Navi 31", "amd", "gfx1100"),
+    ("1002:744c", "amd", "gfx1100"),
+    ("GTX 780", "nvidia", "sm_35"),
+    ("RX 580", "amd", "gfx803"),
+    ("MX150", "nvidia", "sm_61"),
+    ("Iris Xe", "intel", "intel-igpu"),
+    ("UHD 630", "intel", "intel-igpu"),
+])
+def test_names_people_have(matrix, query, vendor, arch):
+    g = matrix.find_gpu(query)
+    assert (g.vendor, g.arch) == (vendor, arch), g
+
+
+def test_pci_id_of_a_known_gpu_is_that_gpu(matrix, cli):
+    assert matrix.find_gpu("10de:2684").name == matrix.find_gpu("RTX 4090").name
+    r = cli(["plan", "--gpu", "10de:2684", "--json"])
+    assert r.code == 0 and r.json()["machine"]["gpus"][0]["name"] == matrix.find_gpu("RTX 4090").name
+    g = cli(["gpus", "10de:2684", "--json"]).json()
+    assert [x["arch"] for x in g] == ["sm_89"]
+
+
+def test_old_gpus_get_no_official_build(matrix):
+    for name in ("GTX 780", "RX 580"):  # sm_35 / gfx803: no current wheel carries them
+        res = plan_for(matrix, gpus=[name])
+        assert res.chosen is None and res.status == "no_official_build" and res.fallback is not None
+
+
+def test_integrated_intel_never_blocks_and_alone_gets_the_cpu_fallback(matrix):
+    both = plan_for(matrix, gpus=["RTX 3060", "Iris Xe"])
+    assert both.chosen.build.backend == "cuda"
+    alone = plan_for(matrix, gpus=["UHD 630"])
+    assert alone.status == "no_official_build" and alone.fallback.build.backend == "cpu"
+
+
+def test_an_unknown_pci_id_is_exit_2(cli):
+    r = cli(["plan", "--gpu", "10de:ffff"])
+    assert r.code == 2 and "unknown GPU" in r.err
