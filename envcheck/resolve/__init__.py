@@ -182,6 +182,9 @@ def _serves_arch(c: Candidate, machine: Machine) -> bool:
             arch_msgs = [r for r in c.reasons if r.code == "gpu-arch"]
             if arch_msgs:
                 return False
+        elif g.vendor == "amd" and machine.os == "macos":
+            if not c.build.mps:
+                return False
         elif g.vendor == "amd":
             if c.build.backend != "rocm" or g.arch not in c.build.gfx:
                 return False

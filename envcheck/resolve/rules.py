@@ -181,7 +181,7 @@ def check_macos(c: Candidate, ctx: Context) -> None:
     if floor and m.macos and vkey(m.macos) < vkey(floor):
         c.add("macos", f"{name_of(c)} wheels are {tag} and need macOS ≥ {floor}; this Mac runs "
                        f"{m.macos}")
-    apple = m.gpus_of("apple")
+    apple = m.gpus_of("apple") + m.gpus_of("amd")  # MPS serves both on macOS
     mps_min = c.build.mps_min_macos
     if c.build.mps and apple and mps_min and m.macos and vkey(m.macos) < vkey(mps_min):
         if ctx.request.backend == "cpu":
@@ -447,6 +447,11 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
             c.add("backend", f"{article} {kind} build, but the machine has no {vendor} "
                              f"GPU; the CPU build is smaller (name the GPU with --gpu, or ask for "
                              f"this build with --backend {b.variant})")
+        return
+    if m.os == "macos" and b.mps and all(g.vendor in ("apple", "amd") for g in gpus):
+        # MPS runs on Apple silicon and, on Intel Macs, on Metal-capable AMD GPUs (Apple's "Accelerated
+        # PyTorch training on Mac" page); PyTorch's last macOS x86_64 wheels are 2.2.x (the data says so)
+        c.note(arch_fit=0)
         return
     if b.backend == "cpu" or (b.backend == "mps" and not m.gpus_of("apple")):
         names = ", ".join(dict.fromkeys(g.name for g in gpus))
