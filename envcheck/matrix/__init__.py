@@ -112,6 +112,7 @@ class Matrix:
         self.companions: Dict[Tuple[str, str], m.Companion] = {(x.package, x.version): x for x in rows("companion")}
         self.triton_windows: Dict[str, m.TritonWindows] = {x.torch: x for x in rows("triton_windows")}
         self.chips: List[m.Chip] = rows("chip")
+        self.jetpacks: List[m.JetpackGen] = rows("jetpack")
         self._pci: Optional[Tuple[Dict[str, str], Dict[str, Tuple[str, str]]]] = None
         self.conda_forge: List[m.CondaForgeRow] = rows("conda_forge")
         self.pytorch_channel: List[m.PytorchChannelRow] = rows("pytorch_channel")
@@ -252,6 +253,15 @@ class Matrix:
         close = starts[:8] + difflib.get_close_matches(key, list(index), n=8, cutoff=0.6)
         names = list(dict.fromkeys(index[c].name for c in close))[:5]
         raise UnknownGpuError(query, names)
+
+    def jetpack_of_channel(self, channel: str) -> Optional[m.JetpackGen]:
+        return next((j for j in self.jetpacks if channel in j.channels), None)
+
+    def jetpack_of_machine(self, jetpack: Optional[str], distro: Optional[str]) -> Optional[m.JetpackGen]:
+        """The JetPack generation a Jetson runs: from its JetPack release, else from its Ubuntu."""
+        if jetpack:
+            return next((j for j in self.jetpacks if j.major == jetpack.split(".")[0]), None)
+        return next((j for j in self.jetpacks if distro and j.distro == distro), None)
 
     # -- the PCI ID database (matrices/pci-gpus.ids) and chip codenames (gpu-chips.toml) -----------
     def _pci_tables(self) -> Tuple[Dict[str, str], Dict[str, Tuple[str, str]]]:

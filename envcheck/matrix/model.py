@@ -245,6 +245,16 @@ class Marker(Sourced):
 
 
 @dataclass(frozen=True)
+class JetpackGen(Sourced):
+    """A JetPack generation: its L4T major, the Ubuntu it ships, the Jetson wheel channels built for it."""
+
+    major: str = ""
+    l4t: str = ""
+    distro: str = ""
+    channels: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Chip(Sourced):
     """A GPU chip codename pattern (as the PCI ID database names devices) → vendor and architecture."""
 

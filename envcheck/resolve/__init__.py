@@ -313,6 +313,12 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
                    "or --distro to check it)")
     if chosen is None:
         return out
+    built = ctx.matrix.jetpack_of_channel(chosen.build.channel) if chosen.build.tegra else None
+    if built is not None and ctx.matrix.jetpack_of_machine(m.jetpack, m.distro) is None:
+        gens = "; ".join(f"Ubuntu {j.distro.replace('ubuntu', '')} (L4T R{j.l4t}) → JetPack {j.major}"
+                         for j in ctx.matrix.jetpacks)
+        out.append(f"JetPack not given: planned for JetPack {built.major}; the generation follows the Jetson's "
+                   f"L4T release and Ubuntu ({gens}) — --distro ubuntu20.04 plans for JetPack 5")
     if chosen.build.backend == "cuda" and not (m.nvidia_driver or m.cuda_driver_max):
         full, floor = chosen.fit.driver_full, chosen.fit.driver_floor
         side = "Windows" if ctx.windows_driver else "Linux"

@@ -255,6 +255,9 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
                          "not pinned")
         elif pkg in b.pins:
             pins[pkg] = b.pins[pkg]
+        elif b.tegra and ch.kind != "simple":  # NVIDIA's JetPack wheel folders (find-links) carry torch only
+            notes.append(f"{pkg}: NVIDIA's JetPack folder publishes torch only (torch-builds-jetson.toml); not "
+                         "pinned (build it from source or take it from the Jetson AI Lab index)")
         elif getattr(r, pkg):
             pins[pkg] = label(getattr(r, pkg))
         else:

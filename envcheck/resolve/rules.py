@@ -245,7 +245,14 @@ def check_tegra(c: Candidate, ctx: Context) -> None:
         if b.tegra:
             c.add("tegra", f"{name_of(c)} is NVIDIA's JetPack build: it runs only on a Jetson")
         return
-    if b.backend != "cuda" or b.tegra:
+    if b.tegra:
+        built = ctx.matrix.jetpack_of_channel(b.channel)
+        have = ctx.matrix.jetpack_of_machine(m.jetpack, m.distro)
+        if built and have and built.major != have.major:
+            c.add("tegra", f"{name_of(c)} is built for JetPack {built.major} (L4T R{built.l4t}, "
+                           f"{built.distro}); this Jetson runs JetPack {have.major} (L4T R{have.l4t})")
+        return
+    if b.backend != "cuda":
         return
     for g in m.gpus_of("nvidia"):
         row = ctx.matrix.nv_arch(g.arch)

@@ -1,0 +1,39 @@
+"""Jetson: the JetPack generation follows the L4T release / Ubuntu (#10), stated as an assumption when
+not given; companions pinned only where the channel publishes them.
+
+Public report: pinokiocomputer/pinokio#1027 — Jetson AGX Orin on JetPack 5.1.2 (L4T R35.4.1): `pip install
+torch` gave a CPU wheel, NVIDIA's JetPack 5 wheel URL was the way; a JetPack 6 (Jetson AI Lab) wheel does
+not run there. Data: matrices/platforms.toml [[jetpack]] (dusty-nv/jetson-containers l4t_version.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from envcheck.resolve import Request, resolve
+from envcheck.resolve.plan import make_plan
+from tests.conftest import plan_for
+
+
+def test_ubuntu_20_04_jetson_gets_a_jetpack_5_build_without_guessed_companions(matrix):
+    res = plan_for(matrix, gpus=["jetson orin"], distro="ubuntu20.04")
+    c = res.chosen
+    gen = matrix.jetpack_of_channel(c.build.channel)
+    assert c.build.tegra and gen.major == "5"
+    jp6 = [x for x in res.candidates if x.build.tegra and matrix.jetpack_of_channel(x.build.channel).major == "6"]
+    assert jp6 and all(any("JetPack 6" in r.message and r.code == "tegra" for r in x.reasons) for x in jp6)
+    plan = make_plan(res, matrix)
+    assert list(plan.pins) == ["torch"]  # NVIDIA's JetPack 5 folders carry torch only
+
+
+def test_jetpack_from_probe_beats_the_distro(matrix):
+    base = plan_for(matrix, gpus=["jetson orin"]).machine
+    res = resolve(replace(base, jetpack="6.2"), Request(), matrix)
+    assert matrix.jetpack_of_channel(res.chosen.build.channel).major == "6"
+    assert not any(a.startswith("JetPack not given") for a in res.assumptions)
+
+
+def test_unknown_jetpack_is_an_assumption(matrix):
+    res = plan_for(matrix, gpus=["jetson orin"])
+    gen = matrix.jetpack_of_channel(res.chosen.build.channel)
+    assert any(a.startswith(f"JetPack not given: planned for JetPack {gen.major}") for a in res.assumptions)
