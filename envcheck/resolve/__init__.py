@@ -155,11 +155,17 @@ def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
     """
     ctx = Context(matrix, machine, request)
     cands = enumerate_candidates(matrix, machine)
+    if request.nightly:
+        from envcheck.resolve.nightly import nightly_candidates
+
+        cands += nightly_candidates(matrix, machine, request.nightly)
     for c in cands:
         for check in CHECKS:
             check(c, ctx)
     cands += index_only_candidates(matrix, machine)
     release_index = {r.version: i for i, r in enumerate(matrix.releases)}
+    for c in cands:  # a nightly ranks as a release of its own, after those on record
+        release_index.setdefault(c.release.version, len(release_index))
     prefer = distro_python(matrix, machine)
     ok = [c for c in cands if c.accepted]
     complete = None if request.prefer == "newest" else {c.release.version for c in ok if complete_set(c)}

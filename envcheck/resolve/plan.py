@@ -260,6 +260,9 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
                          "pinned (build it from source or take it from the Jetson AI Lab index)")
         elif getattr(r, pkg):
             pins[pkg] = label(getattr(r, pkg))
+        elif b.channel == "nightly":
+            notes.append(f"{pkg}: install the nightly of the same date from the same index "
+                         f"(`pip install --pre {pkg} --index-url {index_url}`); not pinned")
         else:
             notes.append(f"{pkg}: no release pairs with torch {r.version} on record; not pinned")
     steps = [matrix.steps[k] for k in b.post_install if k in matrix.steps]

@@ -31,6 +31,9 @@ REASON_CODES = {
     "unverified": "a fact behind this build could not be confirmed from a primary source",
 }
 
+#: A nightly version: ``2.7.0.dev20250310``.
+DEV_RE = r"[0-9]+\.[0-9]+\.[0-9]+\.dev[0-9]{8}"
+
 BACKEND_RE = re.compile(r"auto|cpu|cuda|rocm|xpu|mps|cu\d{2,3}|rocm\d+\.\d+(\.\d+)?")
 
 
@@ -65,7 +68,8 @@ class Request:
             t = t[5:]
         if re.fullmatch(r"[0-9]+\.[0-9]+", t):
             t = f"=={t}.*"
-        elif re.fullmatch(r"[0-9]+(\.[0-9]+)*(\.\*)?", t) or re.fullmatch(r"[0-9][0-9.]*(a|b|rc)[0-9]+", t):
+        elif (re.fullmatch(r"[0-9]+(\.[0-9]+)*(\.\*)?", t) or re.fullmatch(r"[0-9][0-9.]*(a|b|rc)[0-9]+", t)
+              or re.fullmatch(DEV_RE, t)):
             t = f"=={t}"
         try:
             return SpecifierSet(t)
@@ -79,6 +83,12 @@ class Request:
                 f"--torch {text!r}: expected a version (2.7, 2.7.1), a wildcard (2.1.*) or a PEP 440 "
                 f"specifier (>=2.5,<2.8){hint}"
             ) from None
+
+    @property
+    def nightly(self) -> Optional[str]:
+        """The nightly version asked for (``--torch 2.7.0.dev20250310``), else ``None``."""
+        t = self.torch_text.strip().replace(" ", "").removeprefix("torch").removeprefix("==")
+        return t if re.fullmatch(DEV_RE, t) else None
 
     @staticmethod
     def parse_backend(text: str) -> str:
