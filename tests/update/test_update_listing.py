@@ -51,16 +51,20 @@ def test_parse_listing_counts(listing):
     assert first.sha256 == "c334eeb746b1ca896ba6be84d3a9796b1f9b74efa1a5a818662c9b9d59f97550"
 
 
+#: wheel files of torch >= 1.8.0 in the 2025-07 listing (1206 from 1.13.0 on, before 1.8–1.12 were recorded)
+UP_FILES = 1706
+
+
 def test_first_update_records_the_listing(server, updated):
     mx, r = updated
     assert "first record of torch" in r.out
     path = mx / "generated-index-pytorch-torch.toml"
     assert path.exists()
     text = path.read_text()
-    # pre-1.13 releases and the dev build on cpu_pypi_pkg are left out
-    assert "torch-1.12.1" not in text and "dev2024" not in text
+    # releases older than the oldest on record (1.8.0) and the dev build on cpu_pypi_pkg are left out
+    assert "torch-1.7.1" not in text and "torch-1.12.1" in text and "dev2024" not in text
     up = load_matrix(mx).index_data().updates[("pytorch", "torch")]
-    assert up.files == 1206 and up.since == "1.13.0"
+    assert up.since == "1.8.0" and up.files == UP_FILES
     assert up.pages == (f"{server.url}/whl/torch/",)
     assert up.index_url == f"{server.url}/whl/"
 
