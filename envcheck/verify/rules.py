@@ -648,7 +648,11 @@ def cuda_build_fix(ctx: Context) -> str:
     if plan is not None and plan.build.backend in ("cuda", "rocm", "xpu", "mps"):
         keep = ""
         if torch and ctx.release(torch) and plan.release.version != torch:
-            keep = f" (to stay on torch {torch}: `envcheck plan --torch {torch}`)"
+            same, _ = ctx.plan(torch=torch)  # plan --torch X for this machine: the same release's GPU build
+            if same is not None and same.build.backend == plan.build.backend:
+                keep = f" (to stay on torch {torch}: {ctx.install_command(same)}, `envcheck plan --torch {torch}`)"
+            else:
+                keep = f" (to stay on torch {torch}: `envcheck plan --torch {torch}`)"
         return (f"Install the build `envcheck plan` picks for this machine: {ctx.install_command(plan)} — its "
                 f"index is {plan.index_url}{keep}.")
     return ("Install a GPU build from https://download.pytorch.org/whl/<variant> (e.g. cu128); "

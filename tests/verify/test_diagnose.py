@@ -132,7 +132,7 @@ def test_cpu_build_on_a_gpu_machine(matrix):
     # the fix is plan's choice for this machine (#10: one answer), with a way to stay on 2.7.0
     chosen = plan_for(matrix, gpus=["RTX 4090"], driver="570.124.06", python="3.12", glibc="2.39").chosen
     assert f"torch=={chosen.build.version_of(chosen.release.version)}" in c.fix
-    assert "to stay on torch 2.7.0: `envcheck plan --torch 2.7.0`" in c.fix
+    assert "to stay on torch 2.7.0: " in c.fix and "torch==2.7.0+cu12" in c.fix and "`envcheck plan --torch 2.7.0`" in c.fix
 
 
 def test_torchvision_that_pairs_with_another_torch_warns(matrix):
