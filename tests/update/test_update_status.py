@@ -43,7 +43,8 @@ def test_freshness(status, server, matrix):
     st = r.json()
     assert st["newest_on_record"] == matrix.releases[0].version
     (idx,) = st["indexes"]
-    assert (idx["channel"], idx["package"], idx["newest"], idx["files"]) == ("pytorch", "torch", "2.7.1", 1706)  # torch >= 1.8.0 wheels in the listing
+    # torch >= 1.8.0 wheels in the listing
+    assert (idx["channel"], idx["package"], idx["newest"], idx["files"]) == ("pytorch", "torch", "2.7.1", 1706)
     assert idx["index_url"] == f"{server.url}/whl/"
     assert idx["checked"] == idx["changed"] and idx["checked"].endswith("Z")
     assert st["unrecorded"] == []  # every release in the 2025-07 listing is in torch-releases.toml
