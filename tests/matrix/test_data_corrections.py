@@ -46,3 +46,16 @@ def test_2_13_0_cpu_rows_list_no_python_the_release_lacks(matrix):
         for plat in b.platforms:
             if plat.startswith("linux") and b.variant == "cpu":
                 assert not {"3.15", "3.15t"} & set(b.python) - set(rel.python.get(plat, ())), (plat, b.python)
+
+
+def test_community_and_third_party_facts_are_not_official(matrix):
+    # press/community/third-party copies are not `official` (#10)
+    assert matrix.channels["jetson-ai-lab/jp6/cu126"].confidence == "community"
+    for b in matrix.builds:
+        if b.variant == "xpu" and any("astral-sh/uv#17380" in n for n in (b.note,)):
+            assert b.confidence != "official", b.torch
+        if "jetson-ai-lab" in b.channel:
+            assert b.confidence != "official", (b.torch, b.channel)
+    for a in matrix.archs.values():
+        if "Driver keys: community" in a.note:
+            assert a.confidence == "community", a.sm
