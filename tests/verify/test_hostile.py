@@ -498,16 +498,17 @@ def test_root_causes_come_first(cli):
     assert rules[0] == "glibc-too-old" and set(rules) >= {"arch-not-compatible", "no-kernel-image", "cpu-only-build"}
 
 
-def test_with_the_driver_unknown_the_fix_starts_from_the_oldest_cuda(cli):
+def test_with_the_driver_unknown_the_fix_is_plans_pick_and_lists_drivers(cli):
+    # #10: one answer — with the driver unknown the fix is what `plan` picks for the GPU (not the oldest CUDA
+    # that carries the arch), and it says which builds need which driver
     r = cli(["explain", "--no-probe", "--json", "UserWarning: NVIDIA GeForce RTX 5090 D with CUDA capability "
              "sm_120 is not compatible with the current PyTorch installation."])
     (f,) = r.json()
     fix = f["fix"]
-    command = fix.split("`")[1]
-    assert "+cu128" in command and "cu12/" not in command, fix  # the lowest CUDA with sm_120 kernels
-    assert "This machine's driver is not known here" in fix
-    newer = fix.split("With a newer driver", 1)[1]
-    assert "cu130 (torch" in newer and "driver ≥" in newer
+    command = next(p for p in fix.split("`") if "pip install" in p)
+    chosen = cli(["plan", "--gpu", "sm_120", "--json"]).json()["chosen"]
+    assert command.endswith(" ".join(chosen["pip"])) or all(p in command for p in chosen["pip"]), (fix, chosen)
+    assert "driver is not known here" in fix and f"{chosen['variant']} needs ≥" in fix
 
 
 def test_a_driver_in_the_text_is_used_for_the_arch_fix(cli):
@@ -516,7 +517,8 @@ def test_a_driver_in_the_text_is_used_for_the_arch_fix(cli):
     r = cli(["explain", "--no-probe", "--json", text])
     found = {f["rule"]: f for f in r.json()}
     for rule in ("arch-not-compatible", "driver-too-old"):
-        command = found[rule]["fix"].split("`")[1] if rule == "arch-not-compatible" else found[rule]["fix"]
+        command = (next(p for p in found[rule]["fix"].split("`") if "pip install" in p)
+                   if rule == "arch-not-compatible" else found[rule]["fix"])
         assert "cu13" not in command and "+cu128" in command, (rule, found[rule]["fix"])
 
 
@@ -579,7 +581,7 @@ def test_a_deleted_torch_library_is_explained(cli, monkeypatch, tmp_path, torch_
     (c,) = r.json()["checks"]
     assert c["status"] == "fail" and c["rule"] == "torch-lib-missing"
     assert "libtorch_cpu.so: cannot open shared object file" in c["detail"]
-    assert "--force-reinstall torch==2.13.0+cpu" in c["fix"]
+    assert "--force-reinstall --index-url https://download.pytorch.org/whl/cpu torch==2.13.0+cpu" in c["fix"]  # plan's install line
 
 
 # -- section 3: the small things ----------------------------------------------------------------------
