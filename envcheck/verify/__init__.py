@@ -19,8 +19,8 @@ from typing import Any
 # Light on import (the CLI's parser reads CHECKS): the rest loads on first use.
 _LAZY = {
     "Check": "envcheck.verify.diagnose", "diagnose": "envcheck.verify.diagnose",
-    "CHECKS": "envcheck.verify.facts", "Facts": "envcheck.verify.facts",
-    "load_facts": "envcheck.verify.facts", "probes_for": "envcheck.verify.facts",
+    "CHECKS": "envcheck.verify.checks", "Facts": "envcheck.verify.facts",
+    "load_facts": "envcheck.verify.facts", "probes_for": "envcheck.verify.checks",
     "Lock": "envcheck.verify.lock", "load_lock": "envcheck.verify.lock",
     "Finding": "envcheck.verify.rules", "collect": "envcheck.verify.collect",
 }

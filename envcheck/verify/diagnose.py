@@ -17,7 +17,8 @@ from envcheck.machine.model import Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import vkey
 from envcheck.verify.context import Context, short_list, site_of
-from envcheck.verify.facts import CHECKS, Facts, public_version
+from envcheck.verify.checks import BY_NAME, CHECKS
+from envcheck.verify.facts import Facts, public_version
 from envcheck.verify.lock import Lock
 from envcheck.verify.rules import (
     HELPERS,
@@ -36,7 +37,7 @@ class Check:
     """One line of the verify report.
 
     Attributes:
-        name: the check (:data:`envcheck.verify.facts.CHECKS`).
+        name: the check (:data:`envcheck.verify.checks.CHECKS`).
         status: ``pass`` | ``fail`` | ``skip`` | ``warn``.
         seconds: wall time of the probe behind it (0 for checks that only compare facts).
         detail: what was seen, and for a failure why it fails.
@@ -98,9 +99,9 @@ class _Judge:
 
     # -- dispatch -------------------------------------------------------------------------------
     def check(self, name: str) -> Check:
-        own: Optional[Callable[[], Check]] = getattr(self, f"check_{name}", None)
-        if name in ("arch_compat", "driver", "lock"):
-            assert own is not None
+        spec = BY_NAME[name]
+        own: Callable[[], Check] = getattr(self, spec.judge)
+        if spec.probe is None:  # judges facts other probes collected
             return own()
         run = self.facts.run(name)
         col_error = self.facts.section("collector").get("error")
@@ -116,7 +117,6 @@ class _Judge:
             return Check(name, "skip", secs, run.get("reason") or "does not apply here")
         if outcome != "ok":
             return self.failure(name, run)
-        assert own is not None
         c = own()
         c.seconds = secs
         return c
