@@ -371,9 +371,11 @@ SPECS: Dict[type, Spec] = {
         "checks": (lambda c: _list(c, _str(c)), False),
         "pattern": (_regex, True),
         "wsl": (_bool, False),
+        "os": (lambda c: _choice(c, ("windows", "linux", "macos")), False),
         "cause": (_str, True),
         "fix": (_str, True),
         "example": (_str, True),
+        "evidence": (_str, False),
     },
     m.Tolerance: {
         "check": (_str, True),

@@ -364,17 +364,21 @@ class Diagnosis(Sourced):
     stderr, or text pasted into ``envcheck explain``); ``cause`` and ``fix`` are templates whose
     ``{name}`` fields are the pattern's named groups or facts helpers of
     :mod:`envcheck.verify.rules`. ``checks`` limits the rule to those verify checks (empty: any);
-    ``wsl`` limits it to WSL (true) or to everything else (false). ``example`` is a real message
-    the pattern must match (tests hold every rule to it).
+    ``wsl`` limits it to WSL (true) or to everything else (false); ``os`` to one platform
+    (``windows``, ``linux``, ``macos``) when the platform is known. ``example`` is a real message
+    the pattern must match (tests hold every rule to it). ``evidence`` says, for the family table,
+    what shows the problem: the words of the message, and the verify facts that show it too.
     """
 
     id: str = ""
     checks: Tuple[str, ...] = ()
     pattern: str = ""
     wsl: Optional[bool] = None
+    os: str = ""
     cause: str = ""
     fix: str = ""
     example: str = ""
+    evidence: str = ""
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,9 @@ class Context:
         before: up to :data:`BEFORE` characters of the text just before the rule's match (set per
             rule; the GPU name in front of "with CUDA capability sm_120 …").
         hints: facts read from the explained text itself (``cuda_driver_max`` from "found version
-            12080"); they rank below the collected facts and above the probed machine.
+            12080", ``os`` from a ``C:\\`` path, ``gpu_arch`` from "sm_120" or "gfx1103"); they rank
+            below the collected facts and above the probed machine (the text may come from another
+            machine: its own facts rule out builds that cannot run there).
     """
 
     facts: Facts
@@ -91,7 +93,21 @@ class Context:
     def wsl(self) -> bool:
         if self.facts.wsl is not None:
             return bool(self.facts.wsl)
+        if "wsl" in self.hints:
+            return self.hints["wsl"] == "true"
         return bool(self.machine and self.machine.wsl)
+
+    @property
+    def wsl_known(self) -> bool:
+        """Whether WSL or not is known (facts, the text, or a machine), not assumed."""
+        return self.facts.wsl is not None or "wsl" in self.hints or self.machine is not None
+
+    @property
+    def os_known(self) -> Optional[str]:
+        """The platform when known from the facts, the text or a machine; ``None`` when assumed."""
+        if self.facts.os or "os" in self.hints or self.machine is not None:
+            return self.os
+        return None
 
     @property
     def glibc(self) -> Optional[str]:
@@ -99,7 +115,7 @@ class Context:
 
     @property
     def os(self) -> str:
-        return self.facts.os or (self.machine.os if self.machine else "linux")
+        return self.facts.os or self.hints.get("os") or (self.machine.os if self.machine else "linux")
 
     @property
     def windows_driver(self) -> bool:
@@ -120,7 +136,8 @@ class Context:
 
     @property
     def nvidia_driver(self) -> Optional[str]:
-        return self.facts.driver.get("version") or (self.machine.nvidia_driver if self.machine else None)
+        return (self.facts.driver.get("version") or self.hints.get("nvidia_driver")
+                or (self.machine.nvidia_driver if self.machine else None))
 
     @property
     def cuda_driver_max(self) -> Optional[str]:
@@ -154,9 +171,10 @@ class Context:
         if out:
             return out
         arch = self.hints.get("gpu_arch")
-        if arch:  # named by the explained text ("… CUDA capability sm_120 is not compatible …")
+        if arch:  # named by the explained text ("… CUDA capability sm_120 …", "… GPU arch : gfx1103")
             known = self.matrix.gpus_with_arch(arch)
-            return [GpuDevice("nvidia", known[0].name if known else arch, arch)]
+            vendor = "amd" if arch.startswith("gfx") else "nvidia"
+            return [GpuDevice(vendor, known[0].name if known else arch, arch)]
         return list(self.machine.served_gpus) if self.machine else []
 
     # -- matrix lookups -----------------------------------------------------------------------
@@ -183,14 +201,15 @@ class Context:
         """The machine the environment runs on, with the interpreter's facts filled in."""
         base = self.machine or Machine()
         plat = self.facts.section("platform")
-        arch = plat.get("arch") or base.arch
-        arch = {"amd64": "x86_64", "arm64": "arm64" if (plat.get("os") or base.os) == "macos" else "aarch64"}.get(arch, arch)
+        os_ = self.os if (self.facts.os or "os" in self.hints) else base.os
+        arch = plat.get("arch") or (base.arch if os_ == base.os else {"macos": "arm64"}.get(os_, "x86_64"))
+        arch = {"amd64": "x86_64", "arm64": "arm64" if os_ == "macos" else "aarch64"}.get(arch, arch)
         m = replace(
             base,
-            os=plat.get("os") or base.os,
+            os=os_,
             arch=arch,
-            wsl=self.wsl,
-            glibc=self.glibc,
+            wsl=self.wsl if os_ == "linux" else False,
+            glibc=self.glibc if os_ == "linux" else None,
             python=self.python or base.python,
             python_bits=self.facts.section("python").get("bits") or base.python_bits,
             gpus=list(gpus if gpus is not None else self.gpus()),
