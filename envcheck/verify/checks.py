@@ -33,7 +33,7 @@ class CheckSpec:
     help: str
     probe: Optional[str] = None
     reads: Tuple[str, ...] = ()
-    run: Optional[int] = None
+    run: Optional[float] = None
     data: Any = None
     judge: str = ""
 
@@ -46,7 +46,7 @@ _NUMERIC_ROWS = list_of({"device": "str", "dtype": "str", "rel_error": "num", "n
                          "unsupported": "str", "library": "str", "shape": list_of("int")})
 
 
-def _check(name: str, help: str, run: Optional[int] = None, data: Any = None,
+def _check(name: str, help: str, run: Optional[float] = None, data: Any = None,
            reads: Tuple[str, ...] = ()) -> CheckSpec:
     return CheckSpec(name=name, help=help, probe=name if run is not None else None, reads=reads, run=run,
                      data=data, judge=f"check_{name}")
@@ -69,6 +69,10 @@ REGISTRY: Tuple[CheckSpec, ...] = (
                "driver": {"version": "version", "cuda_max": "version", "error": "str",
                           "gpus": list_of({"index": "int", "name": "str", "capability": "capability"})},
            }),
+    _check("environment", "the wheels installed (two CUDA majors), the libraries actually loaded (shadowing), "
+                          "the container's /dev/shm, every accelerator (CUDA/HIP, XPU, MPS)",
+           run=0.5, data={"after_import": list_of("str"), "after_cuda": list_of("str"),
+                          "accelerators": map_of("bool"), "errors": map_of("str")}),
     _check("arch_compat", "every visible GPU's capability/gfx is served by the arch list (cubin or PTX)",
            reads=("cuda_build",)),
     _check("driver", "the NVIDIA driver supports the build's CUDA (full, or minor-version compatibility)",

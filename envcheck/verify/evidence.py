@@ -22,6 +22,10 @@ CUDA_LIBS = re.compile(r"^lib(?:cublas|cublasLt|cudnn\w*|nccl|nvJitLink|cudart|c
                        r"cusolver|nvrtc|cupti|nvToolsExt|cufile)\.so(?:\.\d+)*$")
 
 
+#: nvidia-* distributions that carry no CUDA library.
+NOT_CUDA = frozenset({"nvidia-ml-py", "nvidia-ml-py3", "nvidia-pyindex"})
+
+
 @dataclass(frozen=True)
 class MixedMajors:
     """One CUDA library installed as wheels of several CUDA majors (``nvidia-nccl-cu12`` and ``-cu13``)."""
@@ -93,7 +97,7 @@ def shadowing(facts: Facts) -> List[Tuple[str, str]]:
     """``(soname, path)`` of each CUDA library loaded from outside site-packages while nvidia-*
     wheels are installed to provide it: a system copy (LD_LIBRARY_PATH, /usr/local/cuda,
     /usr/lib) shadowing the wheel's."""
-    wheels = any(dist_name(k, d).startswith("nvidia-")
+    wheels = any(dist_name(k, d).startswith("nvidia-") and dist_name(k, d) not in NOT_CUDA
                  for k, ds in facts.section("packages").items() if isinstance(ds, list)
                  for d in ds if isinstance(d, dict))
     if not wheels:

@@ -3,7 +3,7 @@
 A Facts document is plain JSON (``verify --json`` prints it under ``facts``; ``--facts FILE`` reads
 it back, either alone or inside a whole ``verify --json`` report)::
 
-    {"schema": 1,
+    {"schema": 2,
      "python":   {"version": "3.11.7", "executable": "/venv/bin/python", "bits": 64, ...},
      "platform": {"os": "linux", "arch": "x86_64", "glibc": "2.36", "wsl": false, ...},
      "env":      {"LD_LIBRARY_PATH": "...", ...},              # an allow-list, never secrets
@@ -29,7 +29,14 @@ from envcheck.errors import DataFileError
 from envcheck.verify.checks import CHECKS, PROBE_DATA, PROBE_OF, PROBE_ORDER, probes_for
 from envcheck.verify.shape import list_of, map_of, shape_problem
 
-SCHEMA = 1
+#: Facts written now. 2 added the ``environment`` probe (libraries loaded, accelerators) and, in the
+#: sections, the host facts (container runtime, /dev/shm, WSL version, Jetson L4T, macOS VM, VC++
+#: runtime) and per distribution its name, installer and direct_url.
+SCHEMA = 2
+
+#: Facts this envcheck reads: schema 1 files (earlier envchecks) replay unchanged — every key schema 2
+#: added is optional, so a schema 1 document is a schema 2 document without that evidence.
+SCHEMAS_READ = (1, 2)
 
 OUTCOMES = ("ok", "error", "skip", "crash", "timeout")
 
@@ -200,8 +207,9 @@ def facts_from_dict(doc: Any, path: object = "<facts>", prefix: str = "") -> Fac
     if not isinstance(doc, dict):
         raise fail("", "expected a JSON object of facts (see `envcheck verify --json`)")
     schema = doc.get("schema", SCHEMA)
-    if schema != SCHEMA:
-        raise fail("schema", f"unsupported facts schema {schema!r}; this envcheck reads {SCHEMA}")
+    if schema not in SCHEMAS_READ or isinstance(schema, bool):
+        raise fail("schema", f"unsupported facts schema {schema!r}; this envcheck reads "
+                             f"{', '.join(map(str, SCHEMAS_READ))}")
     for key in ("python", "platform", "env", "packages", "machine", "collector"):
         if key in doc and not isinstance(doc[key], dict):
             raise fail(key, f"expected an object, got {type(doc[key]).__name__}")
@@ -235,9 +243,11 @@ SECTIONS: Dict[str, Any] = {
                "base_prefix": "str", "bits": ("enum", (32, 64)), "free_threaded": "bool", "conda": "bool",
                "path": list_of("str")},
     "platform": {"os": "str", "arch": "str", "release": "str", "glibc": "version", "wsl": "bool",
-                 "container": "bool", "macos": "str"},
+                 "wsl_version": "int", "container": "bool", "container_runtime": "str", "shm_mib": "int",
+                 "l4t": "str", "macos": "str", "vm": "bool", "vcruntime": list_of("str")},
     "env": map_of("str"),
-    "packages": map_of(list_of({"version": "str", "location": "str", "requires": list_of("str")})),
+    "packages": map_of(list_of({"name": "str", "version": "str", "location": "str", "requires": list_of("str"),
+                                "installer": "str", "direct_url": {"url": "str", "editable": "bool"}})),
     "collector": {"python": "str", "workers": "int", "timeout": "secs", "error": "str", "stalled": "bool",
                   "notes": list_of("str")},
 }

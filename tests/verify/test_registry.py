@@ -28,7 +28,9 @@ def test_every_check_has_its_judge_and_help():
 
 def test_run_order_is_the_one_the_worker_relies_on():
     order = registry.PROBE_ORDER
-    assert order[0] == "import_torch" and order[1] == "cuda_build"
+    # import first; the libraries loaded right after import (environment) before any other probe
+    # touches CUDA or loads more
+    assert order[:3] == ("import_torch", "environment", "cuda_build")
     assert order.index("distributed") < order.index("allocation")  # forks before any thread pool
     assert order[-1] == "torch_compile"  # slow: last
     assert len({c.run for c in registry.REGISTRY if c.probe}) == len(order)
@@ -60,5 +62,6 @@ def test_probe_data_keys_are_what_the_collector_writes():
 
 def test_probes_for_reads_the_registry():
     assert registry.probes_for(["arch_compat"]) == ["import_torch", "cuda_build"]
+    assert registry.probes_for(["environment"]) == ["import_torch", "environment"]
     assert registry.probes_for(["torch_compile", "distributed"]) == ["import_torch", "distributed", "torch_compile"]
     assert registry.probes_for(["lock"]) == ["import_torch", "cuda_build", "torchvision_compat", "torchaudio_compat"]
