@@ -122,3 +122,10 @@ def shm_mib(facts: Facts) -> Optional[int]:
 
 #: Below this, NCCL's shared-memory transport and DataLoader workers run out (Docker's default is 64 MB).
 SHM_SMALL_MIB = 1024
+
+
+def ld_path_suspects(facts: Facts) -> List[str]:
+    """LD_LIBRARY_PATH entries outside site-packages (a CUDA toolkit's lib64, a system NCCL…): where
+    a second copy of a wheel's library is found first when the loaded libraries are not known."""
+    raw = facts.section("env").get("LD_LIBRARY_PATH") or ""
+    return [e for e in dict.fromkeys(raw.split(":")) if e and not _in_site(e)]

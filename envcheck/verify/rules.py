@@ -818,7 +818,7 @@ def shadow_desc(ctx: Context) -> str:
 @helper
 def cuda_symbol_fix(ctx: Context) -> str:
     """The exact uninstall for mixed majors, the shadowing folder to drop, else the general way."""
-    from envcheck.verify.evidence import mixed_majors, shadowing
+    from envcheck.verify.evidence import ld_path_suspects, mixed_majors, shadowing
 
     py = ctx.facts.interpreter
     steps = []
@@ -835,6 +835,9 @@ def cuda_symbol_fix(ctx: Context) -> str:
         dirs = sorted({os.path.dirname(p) for _, p in shadows})
         steps.append(f"remove {', '.join(dirs)} from LD_LIBRARY_PATH (and /etc/ld.so.conf.d) so torch loads the "
                      "libraries of its nvidia-* wheels")
+    elif ld_path_suspects(ctx.facts):
+        steps.append(f"unset or trim LD_LIBRARY_PATH (here {':'.join(ld_path_suspects(ctx.facts))}): the loader "
+                     "searches it before the nvidia-* wheels torch was built against")
     if steps:
         return "Fix the environment: " + "; then ".join(steps) + "."
     again = _reinstall_same(ctx)

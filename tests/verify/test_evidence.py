@@ -170,3 +170,48 @@ def test_new_facts_are_checked_on_replay(tmp_path):
     with pytest.raises(DataFileError, match=r"runs.environment.data.after_import\[0\]"):
         facts_from_dict({"schema": 2, "runs": {"environment": {"outcome": "ok", "data": {"after_import": [1]}}}})
 
+
+
+# -- replayed cases from public reports (tests/fixtures/verify/SOURCES.md) ------------------------
+
+def test_two_majors_from_a_report_replays_with_the_exact_uninstall(cli):
+    from tests.verify.conftest import CASES
+
+    r = cli(["verify", "--facts", str(CASES / "N01-nccl-two-majors.json"), "--json"])
+    checks = {c["name"]: c for c in r.json()["checks"]}
+    imp = checks["import_torch"]
+    assert imp["status"] == "fail" and imp["rule"] == "nccl-symbol-mismatch"
+    assert "-m pip uninstall -y nvidia-nccl-cu11` (torch uses CUDA 12)" in imp["fix"]
+    assert "installed: nvidia-nccl-cu11 2.14.3, nvidia-nccl-cu12 2.20.5" in imp["detail"]
+
+
+def test_shadowing_nvjitlink_from_a_report_names_the_folder_on_ld_library_path(cli):
+    from tests.verify.conftest import CASES
+
+    r = cli(["verify", "--facts", str(CASES / "N02-nvjitlink-shadowed.json"), "--json"])
+    imp = {c["name"]: c for c in r.json()["checks"]}["import_torch"]
+    assert imp["rule"] == "nvjitlink-symbol-mismatch"
+    assert "libcusparse.so.12" in imp["detail"] and "/usr/local/cuda-12.1/lib64" in imp["fix"]
+
+
+def test_small_shm_from_a_report_explains_the_nccl_failure(cli):
+    from tests.verify.conftest import CASES
+
+    r = cli(["verify", "--facts", str(CASES / "N03-nccl-small-shm.json"), "--json"])
+    checks = {c["name"]: c for c in r.json()["checks"]}
+    assert checks["environment"]["status"] == "warn" and checks["environment"]["rule"] == "nccl-shm"
+    dist = checks["distributed"]
+    assert dist["status"] == "fail" and "/dev/shm is 64 MiB in a container — too small" in dist["detail"]
+    assert "--shm-size=16g" in dist["fix"]
+
+
+def test_recorded_facts_replay(cli):
+    from tests.verify.conftest import FIXTURES
+
+    files = sorted((FIXTURES / "recorded").glob("*.json"))
+    assert files
+    for f in files:
+        if f.name.endswith(".report.json"):
+            continue
+        r = cli(["verify", "--facts", str(f), "--json"])
+        assert r.code == 0, (f.name, r.out)
