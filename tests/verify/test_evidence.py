@@ -175,9 +175,9 @@ def test_new_facts_are_checked_on_replay(tmp_path):
 # -- replayed cases from public reports (tests/fixtures/verify/SOURCES.md) ------------------------
 
 def test_two_majors_from_a_report_replays_with_the_exact_uninstall(cli):
-    from tests.verify.conftest import CASES
+    from tests.verify.conftest import FIXTURES
 
-    r = cli(["verify", "--facts", str(CASES / "N01-nccl-two-majors.json"), "--json"])
+    r = cli(["verify", "--facts", str(FIXTURES / "evidence" / "N01-nccl-two-majors.json"), "--json"])
     checks = {c["name"]: c for c in r.json()["checks"]}
     imp = checks["import_torch"]
     assert imp["status"] == "fail" and imp["rule"] == "nccl-symbol-mismatch"
@@ -186,18 +186,18 @@ def test_two_majors_from_a_report_replays_with_the_exact_uninstall(cli):
 
 
 def test_shadowing_nvjitlink_from_a_report_names_the_folder_on_ld_library_path(cli):
-    from tests.verify.conftest import CASES
+    from tests.verify.conftest import FIXTURES
 
-    r = cli(["verify", "--facts", str(CASES / "N02-nvjitlink-shadowed.json"), "--json"])
+    r = cli(["verify", "--facts", str(FIXTURES / "evidence" / "N02-nvjitlink-shadowed.json"), "--json"])
     imp = {c["name"]: c for c in r.json()["checks"]}["import_torch"]
     assert imp["rule"] == "nvjitlink-symbol-mismatch"
     assert "libcusparse.so.12" in imp["detail"] and "/usr/local/cuda-12.1/lib64" in imp["fix"]
 
 
 def test_small_shm_from_a_report_explains_the_nccl_failure(cli):
-    from tests.verify.conftest import CASES
+    from tests.verify.conftest import FIXTURES
 
-    r = cli(["verify", "--facts", str(CASES / "N03-nccl-small-shm.json"), "--json"])
+    r = cli(["verify", "--facts", str(FIXTURES / "evidence" / "N03-nccl-small-shm.json"), "--json"])
     checks = {c["name"]: c for c in r.json()["checks"]}
     assert checks["environment"]["status"] == "warn" and checks["environment"]["rule"] == "nccl-shm"
     dist = checks["distributed"]
