@@ -100,7 +100,7 @@ def _container_runtime():
         return "podman"
     if os.path.exists("/.dockerenv"):
         return "docker"
-    env = os.environ.get("container")
+    env = os.environ.get("container")  # noqa: SIM112 - systemd and podman set it in lower case
     if env:
         return env[:40]
     text = (_read("/proc/1/cgroup", 20000) or "") + (_read("/proc/self/mountinfo", 200000) or "")
@@ -150,7 +150,7 @@ VCRUNTIME = ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll", "libomp14
 
 
 def _vcruntime():
-    root = os.environ.get("SystemRoot", r"C:\\Windows")
+    root = os.environ.get("SYSTEMROOT", r"C:\Windows")
     return [n for n in VCRUNTIME if os.path.exists(os.path.join(root, "System32", n))]
 
 

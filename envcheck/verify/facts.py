@@ -19,14 +19,13 @@ it back, either alone or inside a whole ``verify --json`` report)::
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from envcheck.errors import DataFileError
-from envcheck.verify.checks import CHECKS, PROBE_DATA, PROBE_OF, PROBE_ORDER, probes_for
+from envcheck.verify.checks import PROBE_DATA, PROBE_ORDER
 from envcheck.verify.shape import list_of, map_of, shape_problem
 
 #: Facts written now. 2 added the ``environment`` probe (libraries loaded, accelerators) and, in the

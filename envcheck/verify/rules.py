@@ -219,13 +219,13 @@ def closest(rules: List[Diagnosis], text: str, n: int = 3) -> List[Dict[str, obj
     return [{"rule": r.id, "score": sc, "example": r.example.splitlines()[0][:200]} for sc, r in scored[:n]]
 
 
-def family_table(rules: List[Diagnosis], matrix: Matrix) -> List[Dict[str, object]]:
+def family_table(rules: List[Diagnosis], matrix: Matrix) -> List[Dict[str, Any]]:
     """One row per message family (``envcheck explain --list``): evidence, cause, fix, source —
     cause and fix as ``explain`` words them for the family's own example message, with no facts
     about any machine but what that message shows."""
     from envcheck.verify.facts import Facts
 
-    out = []
+    out: List[Dict[str, Any]] = []
     for r in rules:
         if r.id == "distributed-hang":  # envcheck's own timeout note, not a message people paste
             continue

@@ -66,7 +66,7 @@ def install(reqs: list, wheelhouse: str, only: list, venv: Path, deadline: float
     py = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     pins = [ln for ln in reqs if not ln.startswith("-")]
     if only:
-        pins = [p for p in pins if re.split(r"[=<>!~ ]", p, 1)[0] in only]
+        pins = [p for p in pins if re.split(r"[=<>!~ ]", p, maxsplit=1)[0] in only]
     # A wheelhouse replaces the plan's index (the machine may reach none); dependencies come from it
     # or from pip's configured index. Without one, the plan's --index-url lines are used as written.
     source = ["--find-links", wheelhouse] if wheelhouse else [ln for ln in reqs if ln.startswith("-")]

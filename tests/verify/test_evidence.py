@@ -75,7 +75,7 @@ def test_nccl_of_two_cuda_majors_is_a_finding_with_the_exact_uninstall(cli, tmp_
     e = cli(["explain", "--facts", str(saved), "--json", "torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister"])
     (f,) = e.json()
     assert f["rule"] == "nccl-symbol-mismatch"
-    assert f"uninstall -y nvidia-nccl-cu12` (torch uses CUDA 13)" in f["fix"]
+    assert "uninstall -y nvidia-nccl-cu12` (torch uses CUDA 13)" in f["fix"]
     assert "installed: nvidia-nccl-cu12 2.21.5, nvidia-nccl-cu13 2.27.7" in f["cause"]
 
 

@@ -8,7 +8,7 @@ import inspect
 from envcheck.verify import checks as registry
 from envcheck.verify import collector
 from envcheck.verify.diagnose import _Judge
-from envcheck.verify.facts import PROBE_DATA
+from envcheck.verify.checks import PROBE_DATA
 
 
 def test_every_probe_in_the_registry_is_in_the_collector_and_back():
