@@ -248,7 +248,7 @@ def verify_image(client: Any, ref: str, args: argparse.Namespace, checks: List[s
     img = image_info(client, ref)
     lock, lock_from = None, "none"
     if args.lock:
-        from envcheck.verify.lock import load_lock
+        from envcheck.lock import load_lock
 
         lock, lock_from = load_lock(args.lock), str(args.lock)
     else:

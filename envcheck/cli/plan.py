@@ -180,7 +180,7 @@ def plan_json(res: Any, plan: Any, files: List[str]) -> Dict[str, Any]:
             "driver": plan.driver or None,
             "post_install": [{"key": s.key, "shell": s.shell} for s in plan.steps],
             "warnings": [w.to_dict() for w in c.warnings],
-            "expect": plan.expect(),
+            "expect": plan.expect().to_dict(),
         }
     fb = res.fallback
     return {

@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
     node = node_outputs_start(args)
     lock = None
     if args.lock:
-        from envcheck.verify.lock import load_lock
+        from envcheck.lock import load_lock
 
         lock = load_lock(args.lock)
     t0 = time.monotonic()

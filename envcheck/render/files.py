@@ -5,19 +5,14 @@ Pure text generation: no I/O beyond reading the templates in ``dockerfiles/`` an
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 import shlex
 from typing import Any, Dict, List, Optional
 
 import tomli_w
 
-from envcheck.machine.model import drop_none_table
 from envcheck.render.common import comment_block, driver_line, template, title, version
 from envcheck.resolve.plan import Plan
-
-LOCK_SCHEMA = 1
-
 
 def render_requirements(plan: Plan) -> str:
     """``requirements.txt``: the index option, pinned torch + companions, comments saying why.
@@ -205,45 +200,8 @@ def render_uv(plan: Plan) -> str:
     return "\n".join(head) + "\n" + tomli_w.dumps(doc)
 
 
-def lock_document(plan: Plan, generated: Optional[str] = None) -> Dict[str, Any]:
-    """The ``envcheck.lock.toml`` document: machine, chosen build, what verify must find."""
-    b, r = plan.build, plan.release
-    res = plan.resolution
-    now = generated or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    doc: Dict[str, Any] = {
-        "schema": LOCK_SCHEMA,
-        "generated": now,
-        "envcheck": version(),
-        "request": {
-            "torch": res.request.torch_text or "*",
-            "backend": res.request.backend,
-            "compile": res.request.compile,
-        },
-        "machine": res.machine.to_dict(),
-        "build": {
-            "torch": r.version,
-            "variant": b.variant,
-            "channel": b.channel,
-            "index_url": plan.index_url,
-            "index_kind": plan.index_kind,
-            "python": plan.python,
-            "platform": res.machine.platform,
-            "wheel_tag": b.wheel_tag.get(res.machine.platform, ""),
-            "source": list(b.source),
-            "confidence": b.confidence,
-            "warnings": [w.message for w in plan.candidate.warnings],
-        },
-        "expect": plan.expect(),
-        "pip": {"lines": plan.pip_lines()},
-    }
-    if plan.steps:
-        doc["post_install"] = [{"key": s.key, "description": s.description, "shell": s.shell} for s in plan.steps]
-    return doc
-
-
 def render_lock(plan: Plan, generated: Optional[str] = None) -> str:
-    """``envcheck.lock.toml`` as text (``verify --lock`` reads it)."""
-    head = (f"# envcheck.lock.toml — {title(plan)}\n"
-            "# Written by `envcheck plan`; `envcheck verify --lock envcheck.lock.toml` checks an environment against it.\n")
-    return head + tomli_w.dumps(drop_none_table(lock_document(plan, generated)))
+    """``envcheck.lock.toml`` as text (:mod:`envcheck.lock` writes it; ``verify --lock`` reads it)."""
+    from envcheck.lock import render_lock as _render
 
+    return _render(plan, generated, title(plan))

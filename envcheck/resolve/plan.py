@@ -9,13 +9,16 @@ machine needs, the conda and Docker choices, and what ``verify`` must find later
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.errors import UsageError
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import BaseImage, CondaForgeRow, Marker, Step, vkey
 from envcheck.resolve.rules import name_of
 from envcheck.resolve.types import Candidate, Resolution
+
+if TYPE_CHECKING:
+    from envcheck.lock import Expect
 
 DEFAULT_MIRROR_PREFIX = "https://download.pytorch.org/whl"
 
@@ -148,36 +151,25 @@ class Plan:
             out.update(s.env)
         return out
 
-    def expect(self) -> Dict[str, object]:
+    def expect(self) -> "Expect":
         """What ``envcheck verify`` must find in an environment installed from this plan."""
-        b = self.build
-        exp: Dict[str, object] = {"torch_version": self.pins["torch"], "variant": b.variant,
-                                  "python": self.python}
-        for pkg in ("torchvision", "torchaudio"):
-            if pkg in self.pins:
-                exp[pkg] = self.pins[pkg]
-        if b.cuda:
-            exp["cuda"] = ".".join(b.cuda.split(".")[:2])
-            exp["arch_list"] = list(b.sm) + list(b.ptx)
-        if b.cudnn:
-            exp["cudnn"] = b.cudnn
-            exp["cudnn_version"] = cudnn_version_int(b.cudnn)
-        if b.nccl:
-            exp["nccl"] = b.nccl
-        if b.rocm:
-            exp["hip"] = ".".join(b.rocm.split(".")[:2])
-            exp["arch_list"] = list(b.gfx)
-        gpus = self.machine.served_gpus
-        if gpus:
-            exp["gpu_arch"] = sorted({g.arch for g in gpus})
-        for k, v in self.driver.items():
-            exp[f"driver_{k}"] = v
-        if self.steps:
-            exp["post_install"] = [s.key for s in self.steps]
-        if b.mps:
-            exp["mps"] = True
-        return exp
+        from envcheck.lock import Expect
 
+        b = self.build
+        gpus = self.machine.served_gpus
+        return Expect(
+            torch_version=self.pins["torch"], variant=b.variant, python=self.python,
+            torchvision=self.pins.get("torchvision"), torchaudio=self.pins.get("torchaudio"),
+            cuda=".".join(b.cuda.split(".")[:2]) if b.cuda else None,
+            cudnn=b.cudnn or None, cudnn_version=cudnn_version_int(b.cudnn) if b.cudnn else None,
+            nccl=b.nccl or None,
+            hip=".".join(b.rocm.split(".")[:2]) if b.rocm else None,
+            arch_list=tuple(b.gfx) if b.rocm else tuple(b.sm) + tuple(b.ptx) if b.cuda else (),
+            gpu_arch=tuple(sorted({g.arch for g in gpus})) if gpus else (),
+            driver=dict(self.driver),
+            post_install=tuple(s.key for s in self.steps),
+            mps=bool(b.mps),
+        )
 
 def _conda_choice(
     matrix: Matrix, c: Candidate, platform: str

@@ -14,7 +14,7 @@ from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import Build, Release, vkey
 from envcheck.verify.facts import Facts, public_version, variant_of
-from envcheck.verify.lock import Lock
+from envcheck.lock import Lock
 
 #: Characters before a rule's match kept for helpers (:attr:`Context.before`).
 BEFORE = 200

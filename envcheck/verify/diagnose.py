@@ -17,9 +17,9 @@ from envcheck.machine.model import Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import vkey
 from envcheck.verify.context import Context, short_list, site_of
+from envcheck.lock import Lock
 from envcheck.verify.checks import BY_NAME, CHECKS
 from envcheck.verify.facts import Facts, public_version
-from envcheck.verify.lock import Lock
 from envcheck.verify.rules import (
     HELPERS,
     Garbled,

@@ -7,7 +7,7 @@ import pytest
 from envcheck.verify.diagnose import diagnose, lock_differences
 from envcheck.verify.context import Context
 from envcheck.verify.facts import facts_from_dict
-from envcheck.verify.lock import lock_from_dict
+from envcheck.lock import lock_from_dict
 
 
 def facts(torch="2.7.0+cu128", cuda="12.8", arch=(), devices=(), driver=None, runs=None, **extra):
