@@ -203,6 +203,8 @@ def lock_document(plan: "Plan", generated: Optional[str] = None) -> Dict[str, An
     }
     if plan.steps:
         doc["post_install"] = [{"key": s.key, "description": s.description, "shell": s.shell} for s in plan.steps]
+    if plan.recipe:
+        doc["step"] = [s.to_dict() for s in plan.recipe]
     return doc
 
 

@@ -42,7 +42,8 @@ def add_parser(sub: Any) -> None:
     o = p.add_argument_group("output")
     o.add_argument("--format", default=None, metavar="LIST",
                    help="files to write with -o: pip (requirements.txt), conda (environment.yml), "
-                        "docker (Dockerfile), lock (envcheck.lock.toml), uv (pyproject.uv.toml) or all; "
+                        "docker (Dockerfile), lock (envcheck.lock.toml), uv (pyproject.uv.toml), script "
+                        "(install.sh, or install.ps1 for Windows: the recipe as one runnable script) or all; "
                         "default: pip,conda,docker,lock. Without -o, the files are printed")
     o.add_argument("-o", "--output", metavar="DIR", help="write the files into DIR")
     o.add_argument("--force", action="store_true", help="replace existing files in DIR")
@@ -179,6 +180,7 @@ def plan_json(res: Any, plan: Any, files: List[str]) -> Dict[str, Any]:
             "pip": plan.pip_lines(),
             "driver": plan.driver or None,
             "post_install": [{"key": s.key, "shell": s.shell} for s in plan.steps],
+            "steps": [s.to_dict() for s in plan.recipe],
             "warnings": [w.to_dict() for w in c.warnings],
             "expect": plan.expect().to_dict(),
         }

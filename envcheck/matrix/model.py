@@ -211,6 +211,49 @@ class Step(Sourced):
 
 
 @dataclass(frozen=True)
+class RecipeRow(Sourced):
+    """One step of the install recipe a plan carries (matrices/recipe.toml), chosen by its ``when``.
+
+    ``kind`` orders the recipe (host → system → python → install → post-install → verify);
+    ``runs_in`` says where (``host`` = the machine's own OS outside any WSL guest, ``windows``,
+    ``linux``, ``macos``); ``shell`` is ``bash``, ``powershell`` or ``manual`` (a person does it:
+    a driver download); ``commands`` and ``check`` may use ``{{name}}`` placeholders.
+    """
+
+    key: str = ""
+    kind: str = ""
+    title: str = ""
+    runs_in: str = ""
+    shell: str = "bash"
+    root: bool = False
+    commands: str = ""
+    check: str = ""
+    skip_if: str = ""
+    url: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+    when: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AmdRoute(Sourced):
+    """A way (or the absence of one) to run PyTorch on an AMD GPU outside the resolver's wheel rows:
+    AMD's Windows wheels, AMD's multi-arch index, native Linux instead of WSL, a community override.
+
+    ``os``/``wsl``/``gfx`` select the machines it is said for; ``kind`` is ``route``,
+    ``instead`` (this setup has none: use another), or ``unsupported`` (a community workaround
+    named with its risk, never a plan step); ``text`` may use ``{gpu}`` and ``{arch}``.
+    """
+
+    key: str = ""
+    kind: str = "route"
+    os: Tuple[str, ...] = ()
+    wsl: Optional[bool] = None
+    gfx: Tuple[str, ...] = ()
+    text: str = ""
+    url: str = ""
+
+
+@dataclass(frozen=True)
 class Distro(Sourced):
     """A Linux distribution release and the glibc it ships."""
 

@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional
 import tomli_w
 
 from envcheck.render.common import comment_block, driver_line, template, title, version
+from envcheck.render.recipe import recipe_comment
 from envcheck.resolve.plan import Plan
 
 def render_requirements(plan: Plan) -> str:
@@ -30,12 +31,8 @@ def render_requirements(plan: Plan) -> str:
         lines.append("# hash-pinned: pip --require-hashes needs every dependency hashed too — install the "
                      "dependencies first and these with --no-deps, or lock them all "
                      "(uv pip compile --generate-hashes)")
+    lines.append(recipe_comment(plan))
     lines += plan.pip_lines()
-    if plan.steps:
-        lines.append("# after installing, run (post-install steps of this build):")
-        for s in plan.steps:
-            lines.append(f"#   [{s.key}] {s.description}")
-            lines += [f"#     {ln}" for ln in s.shell.strip().splitlines()]
     if plan.env:
         lines.append("# set in the environment that runs torch: "
                      + " ".join(f"{k}={v}" for k, v in sorted(plan.env.items())))
@@ -83,11 +80,8 @@ def render_environment(plan: Plan) -> str:
         if cv:
             notes.append("# conda-forge CUDA builds need the __cuda virtual package (a driver) at solve time;"
                          " on a machine without one: CONDA_OVERRIDE_CUDA=" + cv)
-    steps = ""
-    if plan.steps:
-        steps = "\n# after `conda env create`, run inside the environment:\n" + "\n".join(
-            "\n".join(f"#   {ln}" for ln in s.shell.strip().splitlines()) for s in plan.steps
-        )
+    steps = ("\n# With conda, the [python] and [install] steps are `conda env create -f environment.yml`"
+             " and `conda activate`; run the other steps as the recipe says:\n" + recipe_comment(plan))
     name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"torch-{plan.release.version}-{b.variant}")
     text = template("conda", "environment.yml.in").substitute(
         title=title(plan),
@@ -134,16 +128,24 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
         opt = f"{plan.index_option} " if plan.index_option else ""
         install = f"RUN {pip} {opt}{pins}"
     post = []
-    for s in plan.steps:
-        if s.env:
-            continue  # becomes ENV below
-        body = " \\\n && ".join(ln.strip() for ln in s.shell.strip().splitlines() if ln.strip())
-        post.append(f"# {s.description}\nRUN {body}")
+    for s in plan.recipe:
+        if s.kind not in ("post-install", "verify"):
+            continue
+        if s.kind == "post-install" and s.env and not [ln for ln in s.lines() if not ln.startswith("export ")]:
+            post.append(f"# {s.marker}: {s.title} (ENV below)")
+            continue
+        body = " \\\n && ".join(ln.strip() for ln in s.lines())
+        post.append(f"# {s.marker}: {s.title}\nRUN {body}")
     env = [f"ENV {k}={v}" for k, v in sorted({**img.env, **plan.env}.items())]
     prereq = [f"# Host prerequisite: {p}" for p in img.prerequisites]
     drv = driver_line(plan)
     if drv:
         prereq.insert(0, f"# Host prerequisite: {drv}")
+    for s in plan.recipe:
+        if s.kind in ("host", "system", "python", "install"):
+            done = {"host": "on the host", "install": "below (RUN pip install)"}.get(
+                s.kind, "on the host" if not s.container or s.runs_in == "windows" else "by the base image / template below")
+            prereq.append(f"# {s.marker}: {s.title} — {done}" + (f" ({s.url})" if s.url else ""))
     labels = {
         "org.opencontainers.image.title": f"torch {plan.pins['torch']}",
         "io.envcheck.torch": plan.pins["torch"],
@@ -195,8 +197,8 @@ def render_uv(plan: Plan) -> str:
         doc["tool"] = {"uv": uv}
     head = [f"# {title(plan)}",
             f"# Written by envcheck {version()} (`envcheck plan --format uv`): merge these tables into your",
-            "# pyproject.toml, then `uv lock && uv sync`.",
-            comment_block(plan)]
+            "# pyproject.toml, then `uv lock && uv sync` (uv sync is the [python] and [install] steps below).",
+            comment_block(plan), recipe_comment(plan)]
     return "\n".join(head) + "\n" + tomli_w.dumps(doc)
 
 

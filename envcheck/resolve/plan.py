@@ -19,6 +19,7 @@ from envcheck.resolve.types import Candidate, Resolution
 
 if TYPE_CHECKING:
     from envcheck.lock import Expect
+    from envcheck.resolve.recipe import RecipeStep
 
 DEFAULT_MIRROR_PREFIX = "https://download.pytorch.org/whl"
 
@@ -110,6 +111,7 @@ class Plan:
     marker: Optional[Marker] = None
     hashes: Dict[str, List[str]] = field(default_factory=dict)  # package -> sha256 (plan --hashes)
     notes: List[str] = field(default_factory=list)
+    recipe: List["RecipeStep"] = field(default_factory=list)
 
     @property
     def machine(self):
@@ -258,7 +260,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         companions = {k: v for k, v in pins.items() if k != "torch"}
         digests = wheel_hashes(matrix, r.version, b.variant, companions, res.machine.platform,
                                c.python or "", b.channel)
-    return Plan(
+    plan = Plan(
         resolution=res,
         candidate=c,
         python=python,
@@ -273,3 +275,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         hashes=digests,
         notes=notes,
     )
+    from envcheck.resolve.recipe import build_recipe
+
+    plan.recipe = build_recipe(plan, matrix, res.request.compile, steps)
+    return plan

@@ -1,0 +1,169 @@
+"""A plan is a recipe: ordered, typed steps from data, the same in every output, and a script that
+passes bash -n and shellcheck and stops at the first failing step.
+
+The 7900 XTX on WSL case is issue #12's headline: the plan never said to install the ROCm runtime
+inside WSL (deleting torch's libhsa then leaves none), assumed a pip on a stock Ubuntu (PEP 668),
+and dropped the post-install steps from some outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from envcheck.matrix.load import tomllib
+from envcheck.render import FORMATS, render
+from envcheck.resolve import Request
+from envcheck.resolve.plan import make_plan
+from tests.conftest import plan_for
+
+MACHINES = {
+    "7900xtx-wsl": dict(gpus=["7900xtx"], wsl=True),
+    "7900xtx-wsl-rocm6.3": dict(gpus=["7900xtx"], wsl=True, driver="25.3.1"),
+    "rtx4090-linux": dict(gpus=["RTX 4090"], driver="570.124.06", python="3.12"),
+    "rtx4090-wsl": dict(gpus=["RTX 4090"], wsl=True),
+    "rtx4090-windows": dict(gpus=["RTX 4090"], os="windows"),
+    "mi300x": dict(gpus=["MI300X"]),
+    "arc": dict(gpus=["Arc A770"]),
+    "cpu-linux": dict(os="linux", python="3.11"),
+    "macos": dict(os="macos", arch="aarch64"),
+}
+TEXT_FORMATS = [f for f in FORMATS if f != "lock"]
+
+
+def _plan(matrix, flags, request=None):
+    p = make_plan(plan_for(matrix, request, **dict(flags)), matrix)
+    assert p is not None, flags
+    return p
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_every_format_carries_every_step(matrix, name):
+    p = _plan(matrix, MACHINES[name])
+    kinds = [s.kind for s in p.recipe]
+    assert kinds[-1] == "verify" and "install" in kinds and "python" in kinds, kinds
+    formats = [f for f in FORMATS if not (f == "docker" and p.base_image is None)]  # no XPU base image on record
+    files = render(p, formats)
+    for fmt in (f for f in TEXT_FORMATS if f in formats):
+        text = next(t for n, t in files.items() if n == FORMATS[fmt][0] or (fmt == "script" and n.startswith("install.")))
+        missing = [s.marker for s in p.recipe if s.marker not in text]
+        assert not missing, (fmt, missing)
+    lock = tomllib.loads(files["envcheck.lock.toml"])
+    assert [(s["kind"], s["key"]) for s in lock["step"]] == [(s.kind, s.key) for s in p.recipe]
+    from envcheck.cli.plan import plan_json
+
+    doc = json.loads(json.dumps(plan_json(p.resolution, p, [])))
+    assert [s["key"] for s in doc["chosen"]["steps"]] == [s.key for s in p.recipe]
+
+
+def test_steps_are_typed_and_ordered(matrix):
+    order = ["host", "system", "python", "install", "post-install", "verify"]
+    for flags in MACHINES.values():
+        p = _plan(matrix, flags)
+        idx = [order.index(s.kind) for s in p.recipe]
+        assert idx == sorted(idx)
+        for s in p.recipe:
+            assert s.runs_in in ("windows", "linux", "macos") and s.shell in ("bash", "powershell", "manual")
+            assert s.source, s.key
+
+
+def test_wsl_host_steps_run_on_windows_and_the_rest_in_the_guest(matrix):
+    p = _plan(matrix, MACHINES["7900xtx-wsl"])
+    by = {s.key: s for s in p.recipe}
+    assert by["amd-adrenalin-wsl"].runs_in == "windows" and by["amd-adrenalin-wsl"].shell == "manual"
+    assert by["rocdxg-runtime"].runs_in == "linux" and by["rocdxg-runtime"].root
+    assert not by["venv"].root and not by["pip-install"].root
+
+
+def test_the_floor_of_the_route_is_the_one_its_runtime_needs(matrix):
+    """ROCm 7.2.1 on WSL runs through ROCDXG, which needs Adrenalin 26.2.2+ (the data's own note);
+    the plan said 26.1.1 before."""
+    p = _plan(matrix, MACHINES["7900xtx-wsl"])
+    assert p.build.rocm == "7.2.1"
+    assert p.driver["full"] == "26.2.2"
+    adrenalin = next(s for s in p.recipe if s.key == "amd-adrenalin-wsl")
+    assert "26.2.2" in adrenalin.title
+
+
+def test_rocm6_wsl_plans_pin_numpy_and_use_the_legacy_runtime(matrix):
+    p = make_plan(
+        plan_for(matrix, Request(torch=Request.parse_torch("==2.4.0"), torch_text="2.4.0"),
+                 gpus=["7900xtx"], wsl=True), matrix)
+    assert p is not None and p.build.rocm == "6.3.4"
+    keys = [s.key for s in p.recipe]
+    assert "pin-numpy-1" in keys and "replace-bundled-libhsa" in keys
+    assert "rocm-wsl-runtime" in keys and "rocdxg-runtime" not in keys
+    runtime = next(s for s in p.recipe if s.key == "rocm-wsl-runtime")
+    assert "amdgpu-install -y --usecase=wsl,rocm --no-dkms" in runtime.commands
+    assert "numpy==1.26.4" in next(s for s in p.recipe if s.key == "pin-numpy-1").commands
+
+
+def test_compile_adds_the_compiler_step(matrix):
+    plain = _plan(matrix, MACHINES["cpu-linux"])
+    comp = _plan(matrix, MACHINES["cpu-linux"], Request(compile=True))
+    assert "build-tools" not in [s.key for s in plain.recipe]
+    assert "build-tools" in [s.key for s in comp.recipe]
+
+
+def test_headline_format_all(cli, tmp_path):
+    """Done-when of #12: every file carries the runtime, venv, libhsa, env var and verify steps."""
+    out = tmp_path / "out"
+    r = cli(["plan", "--gpu", "7900xtx", "--wsl", "--format", "all", "-o", str(out)])
+    assert r.code == 0, r.err
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(["requirements.txt", "environment.yml", "Dockerfile", "envcheck.lock.toml",
+                            "pyproject.uv.toml", "install.sh"])
+    wanted = ["[system] rocdxg-runtime", "[python] venv", "[post-install] remove-bundled-libhsa",
+              "[post-install] enable-dxg-detection", "[verify] verify"]
+    for path in out.iterdir():
+        text = path.read_text()
+        if path.name == "envcheck.lock.toml":
+            have = [f"[{s['kind']}] {s['key']}" for s in tomllib.loads(text)["step"]]
+            assert all(w in have for w in wanted), have
+        else:
+            assert all(w in text for w in wanted), (path.name, [w for w in wanted if w not in text])
+        assert "HSA_ENABLE_DXG_DETECTION" in text and "libhsa-runtime64.so" in text, path.name
+    script = (out / "install.sh").read_text()
+    positions = [script.index(f"# ---- {i}/") for i in range(1, 9)]
+    assert positions == sorted(positions)
+    order = re.findall(r"^# ---- \d+/\d+ \[([a-z-]+)\] (\S+)", script, re.M)
+    assert [k for _, k in order][:2] == ["amd-adrenalin-wsl", "rocdxg-runtime"]
+    assert [k for _, k in order][-1] == "verify"
+    assert subprocess.run(["bash", "-n", str(out / "install.sh")]).returncode == 0
+
+
+@pytest.mark.parametrize("name", [n for n in MACHINES if n != "rtx4090-windows"])
+def test_install_sh_passes_shellcheck(matrix, tmp_path, name):
+    if not shutil.which("shellcheck"):
+        pytest.skip("needs shellcheck (apt-get install shellcheck; .ci/run installs it)")
+    script = tmp_path / "install.sh"
+    script.write_text(render(_plan(matrix, MACHINES[name]), ["script"])["install.sh"])
+    r = subprocess.run(["shellcheck", str(script)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:]
+
+
+def test_windows_plan_writes_install_ps1(matrix):
+    files = render(_plan(matrix, MACHINES["rtx4090-windows"]), ["script"])
+    assert list(files) == ["install.ps1"]
+    text = files["install.ps1"]
+    assert "$ErrorActionPreference = 'Stop'" in text and "vc-redist" in text and "py -3." in text
+
+
+def test_script_stops_at_the_first_failing_step(matrix, tmp_path):
+    """A CUDA plan on a machine without nvidia-smi: step 1 (the driver) fails, nothing after it
+    runs (no venv is made), the exit status is non-zero and the message names the driver page."""
+    if shutil.which("nvidia-smi"):
+        pytest.skip("this machine has nvidia-smi")
+    script = tmp_path / "install.sh"
+    p = _plan(matrix, MACHINES["rtx4090-linux"])
+    script.write_text(render(p, ["script"])["install.sh"])
+    r = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60,
+                       env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert r.returncode == 1
+    assert f"NVIDIA Linux driver >= {p.driver['full']}" in r.stderr and "nvidia.com" in r.stderr
+    assert "[system]" not in r.stdout
+    assert not (tmp_path / ".venv").exists()
