@@ -167,3 +167,50 @@ def test_script_stops_at_the_first_failing_step(matrix, tmp_path):
     assert f"NVIDIA Linux driver >= {p.driver['full']}" in r.stderr and "nvidia.com" in r.stderr
     assert "[system]" not in r.stdout
     assert not (tmp_path / ".venv").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# AMD on every route (matrices/amd-routes.toml)
+
+
+def test_rdna2_on_wsl_says_native_linux(cli):
+    r = cli(["plan", "--gpu", "RX 6700 XT", "--wsl"])
+    assert r.code == 1
+    assert "use native Linux" in r.out and "ROCm/ROCm/issues/5030" in r.out
+    assert "PYTORCH_ROCM_ARCH" not in r.out  # no source build under WSL: it would still have no runtime
+
+
+def test_windows_7900xtx_names_amds_windows_route_with_its_source(cli):
+    r = cli(["plan", "--os", "windows", "--gpu", "7900xtx", "--json"])
+    alts = r.json()["alternatives"]
+    win = [a for a in alts if a.startswith("native Windows")]
+    assert win and "repo.radeon.com/rocm/windows/rocm-rel-7.2.1" in win[0]
+    assert "rocm.docs.amd.com" in win[0] and "installrad/windows/install-pytorch.html" in win[0]
+
+
+def test_windows_rdna2_says_there_is_none(cli):
+    alts = cli(["plan", "--os", "windows", "--gpu", "RX 6700 XT", "--json"]).json()["alternatives"]
+    assert alts[0].startswith("no AMD PyTorch build serves the AMD Radeon RX 6700 XT (gfx1031) on Windows")
+
+
+def test_strix_halo_plan_names_amds_index(cli):
+    r = cli(["plan", "--gpu", "gfx1151", "--json"])
+    alts = r.json()["alternatives"]
+    assert any("https://repo.amd.com/rocm/whl-multi-arch/" in a and '"torch[device-gfx1151]"' in a for a in alts)
+
+
+def test_hsa_override_is_named_with_its_risk_never_a_step(matrix):
+    res = plan_for(matrix, gpus=["RX 6700 XT"])
+    named = [a for a in res.alternatives if "HSA_OVERRIDE_GFX_VERSION=10.3.0" in a]
+    assert named and "unsupported by AMD" in named[0] and "risk" in named[0]
+    cpu = make_plan(plan_for(matrix, Request(backend="cpu"), gpus=["RX 6700 XT"]), matrix)
+    assert cpu is not None and not any("HSA_OVERRIDE" in s.commands for s in cpu.recipe)
+    # not for RDNA3, which ROCm supports
+    assert not any("HSA_OVERRIDE" in a for a in plan_for(matrix, gpus=["7900xtx"]).alternatives)
+
+
+def test_amd_native_linux_states_host_prerequisites(matrix):
+    p = _plan(matrix, MACHINES["mi300x"])
+    host = next(s for s in p.recipe if s.kind == "host")
+    assert "render" in host.title and "video" in host.title and "amdgpu" in host.title
+    assert "usermod -a -G render,video" in host.commands
