@@ -50,6 +50,13 @@ def add_parser(sub: Any) -> None:
     o.add_argument("--mirror", action="append", default=[], metavar="URL",
                    help="a mirror of https://download.pytorch.org/whl (or PREFIX=URL for another index); "
                         "rewrites the index URLs in every file")
+    o.add_argument("--packages", metavar="LIST",
+                   help="pin only these of torch, torchvision, torchaudio (e.g. torch): every output and "
+                        "--download leave the others out")
+    o.add_argument("--download", metavar="DIR", type=Path,
+                   help="gather every wheel of the plan (torch, companions, their dependencies) into DIR/wheels "
+                        "and write install.sh, requirements.txt, Dockerfile and envcheck.lock.toml beside it, "
+                        "installing with --no-index from there (an air-gapped install: carry DIR over)")
     o.add_argument("--hashes", action="store_true",
                    help="pin every wheel of the chosen build with --hash=sha256:… (needs `envcheck matrix "
                         "update` data); install with `pip install --require-hashes --no-deps -r …` after "
@@ -181,6 +188,8 @@ def plan_json(res: Any, plan: Any, files: List[str]) -> Dict[str, Any]:
             "driver": plan.driver or None,
             "post_install": [{"key": s.key, "shell": s.shell} for s in plan.steps],
             "steps": [s.to_dict() for s in plan.recipe],
+            "hosts": plan.hosts(),
+            "mirror_not_rewritten": plan.mirror_report(),
             "warnings": [w.to_dict() for w in c.warnings],
             "expect": plan.expect().to_dict(),
         }
@@ -224,6 +233,23 @@ def resolve_args(args: argparse.Namespace, mirrors: Any = (), hashes: bool = Fal
     return matrix, res, make_plan(res, matrix, mirrors, hashes=hashes)
 
 
+def only_packages(plan: Any, matrix: Any, packages: str) -> Any:
+    """The plan pinning only ``packages`` (``--packages torch``), its recipe rebuilt to match.
+
+    Raises:
+        UsageError: a package the plan does not pin, or a list without torch.
+    """
+    import dataclasses
+
+    from envcheck.docker.wheelhouse import select_pins
+    from envcheck.resolve.recipe import build_recipe
+
+    pins = select_pins(plan.pins, packages.split(","))
+    out = dataclasses.replace(plan, pins=pins, hashes={k: v for k, v in plan.hashes.items() if k in pins})
+    out.recipe = build_recipe(out, matrix, plan.resolution.request.compile, plan.steps)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from envcheck.render import parse_formats, render
     from envcheck.render.write import write_outputs
@@ -236,11 +262,18 @@ def run(args: argparse.Namespace) -> int:
         if not args.output.strip():
             raise UsageError("-o: give a folder to write into (-o out/)")
         args.output = Path(args.output)
-    _, res, plan = resolve_args(args, mirrors, hashes=args.hashes)
+    matrix, res, plan = resolve_args(args, mirrors, hashes=args.hashes)
+    if plan is not None and args.packages:
+        plan = only_packages(plan, matrix, args.packages)
     args.exit_code = 0 if plan is not None else 1
     written: List[str] = []
     if plan is not None and args.output:
         written = [str(p) for p in write_outputs(args.output, render(plan, formats), args.force)]
+    if plan is not None and args.download is not None:
+        from envcheck.download import download_plan
+
+        say = (lambda t: None) if args.json else (lambda t: sys.stderr.write(f"envcheck: {t}\n"))
+        written += [str(p) for p in download_plan(plan, matrix, args.download, args.force, say)]
     if args.json:
         json.dump(plan_json(res, plan, written), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -109,6 +109,13 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
     drv = driver_line(plan)
     if drv:
         w(f"    needs    {drv[len('needs '):]}\n")
+    hosts = plan.hosts()
+    if hosts:
+        w(wrap(f"    hosts    a firewall must allow {', '.join(hosts)} (https)"
+               + (" and, for the system steps, your distribution's package mirror" if any(
+                   st.kind == "system" and "apt-get" in st.commands for st in plan.recipe) else ""), 13))
+    for line in plan.mirror_report():
+        w(wrap(f"    mirror   {line}", 13))
     for cw in c.warnings:
         w(wrap(f"    caveat   [{cw.code}] {cw.message}", 13))
     for a in res.assumptions:

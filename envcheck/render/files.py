@@ -112,6 +112,7 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
     from envcheck.errors import UsageError
 
     img = plan.base_image
+    wheelhouse = wheelhouse or plan.offline or None  # plan --download: the wheels folder beside it
     if img is None:
         raise UsageError(f"no Docker base image on record for the {plan.build.backend} backend "
                          "(matrices/docker.toml)")

@@ -86,6 +86,8 @@ def render_bash(plan: Plan) -> str:
         'VENV="${VENV:-$HERE/.venv}"',
         'export PATH="$VENV/bin:$PATH"',
         "export DEBIAN_FRONTEND=noninteractive PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1",
+    ] + ([f"# offline (plan --download): every pip call takes its wheels from {plan.offline}/ beside this file",
+          f'export PIP_NO_INDEX=1 PIP_FIND_LINKS="$HERE/{plan.offline}"'] if plan.offline else []) + [
         'step() { printf \'\\n==> %s\\n\' "$1"; }',
         'ok() { printf \'    %s\\n\' "$1"; }',
         'note() { printf \'    note: %s\\n\' "$1"; }',

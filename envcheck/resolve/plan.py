@@ -112,6 +112,9 @@ class Plan:
     hashes: Dict[str, List[str]] = field(default_factory=dict)  # package -> sha256 (plan --hashes)
     notes: List[str] = field(default_factory=list)
     recipe: List["RecipeStep"] = field(default_factory=list)
+    mirrors: List[Tuple[str, str]] = field(default_factory=list)
+    matrix_index_url: str = ""  # the index URL before --mirror
+    offline: str = ""  # a folder of wheels (plan --download): installs use --no-index --find-links it
 
     @property
     def machine(self):
@@ -129,6 +132,34 @@ class Plan:
     def title(self) -> str:
         return name_of(self.candidate)
 
+    def hosts(self) -> List[str]:
+        """The hosts a firewall must allow for this plan's installs (none for an offline plan)."""
+        from urllib.parse import urlsplit
+
+        if self.offline:
+            return []
+        out: List[str] = []
+        if self.build.channel != "pypi":
+            host = urlsplit(self.index_url).hostname
+            if host:
+                out.append(host)
+        if self.build.channel == "pypi" or self.index_kind == "find-links":
+            out += ["pypi.org", "files.pythonhosted.org"]  # pip's default index serves the rest
+        return list(dict.fromkeys(out))
+
+    def mirror_report(self) -> List[str]:
+        """What ``--mirror`` did not rewrite, in sentences (empty without --mirror)."""
+        if not self.mirrors:
+            return []
+        out = []
+        if self.build.channel != "pypi" and self.index_url == self.matrix_index_url:
+            out.append(f"--mirror did not rewrite {self.index_url}: no mirror prefix matches it "
+                       "(give --mirror PREFIX=URL for that index)")
+        if self.build.channel == "pypi" or self.index_kind == "find-links":
+            out.append("--mirror does not rewrite PyPI: dependencies come from pip's configured index "
+                       "(PIP_INDEX_URL or pip.conf index-url pointed at your PyPI mirror)")
+        return out
+
     def pip_lines(self) -> List[str]:
         """The requirement lines (index option first), without comments."""
         lines = [self.index_option] if self.index_option else []
@@ -140,6 +171,8 @@ class Plan:
     @property
     def index_option(self) -> str:
         """``--index-url URL`` / ``--find-links URL``; empty for plain PyPI (pip's configured index)."""
+        if self.offline:
+            return f"--no-index --find-links {self.offline}"
         if self.build.channel == "pypi":
             return ""
         opt = "--index-url" if self.index_kind == "simple" else "--find-links"
@@ -231,7 +264,8 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         return None
     b, r = c.build, c.release
     ch = matrix.channel(b.channel)
-    index_url = rewrite_url(ch.url_for(b.variant), mirrors)
+    original_url = ch.url_for(b.variant)
+    index_url = rewrite_url(original_url, mirrors)
     notes: List[str] = []
 
     label = b.version_of
@@ -274,7 +308,9 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         marker=matrix.markers.get(res.machine.platform),
         hashes=digests,
         notes=notes,
+        mirrors=list(mirrors),
     )
+    plan.matrix_index_url = original_url
     from envcheck.resolve.recipe import build_recipe
 
     plan.recipe = build_recipe(plan, matrix, res.request.compile, steps)
