@@ -133,7 +133,7 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
         if s.kind not in ("post-install", "verify"):
             continue
         if s.kind == "post-install" and s.env and not [ln for ln in s.lines() if not ln.startswith("export ")]:
-            post.append(f"# {s.marker}: {s.title} (ENV below)")
+            post.append(f"# {s.marker}: {s.title} (set with ENV)")
             continue
         body = " \\\n && ".join(ln.strip() for ln in s.lines())
         post.append(f"# {s.marker}: {s.title}\nRUN {body}")
