@@ -214,3 +214,53 @@ def test_amd_native_linux_states_host_prerequisites(matrix):
     host = next(s for s in p.recipe if s.kind == "host")
     assert "render" in host.title and "video" in host.title and "amdgpu" in host.title
     assert "usermod -a -G render,video" in host.commands
+
+
+# ---------------------------------------------------------------------------------------------
+# mirrors, firewalls, offline
+
+
+def test_mirror_says_what_it_did_not_rewrite(cli):
+    wsl = cli(["plan", "--gpu", "7900xtx", "--wsl", "--mirror", "https://m.example/whl", "--json"]).json()["chosen"]
+    assert wsl["index_url"].startswith("https://repo.radeon.com/")  # a pytorch-index mirror does not touch AMD's
+    assert any("did not rewrite https://repo.radeon.com/" in m for m in wsl["mirror_not_rewritten"])
+    assert any("PyPI" in m for m in wsl["mirror_not_rewritten"])  # AMD's find-links set takes its deps from PyPI
+    amd = cli(["plan", "--gpu", "7900xtx", "--wsl", "--json",
+               "--mirror", "https://repo.radeon.com/rocm/manylinux=https://m.example/amd"]).json()["chosen"]
+    assert amd["index_url"] == "https://m.example/amd/rocm-rel-7.2.1/"
+    assert not any("did not rewrite" in m for m in amd["mirror_not_rewritten"])
+    cuda = cli(["plan", "--gpu", "RTX 4090", "--mirror", "https://m.example/whl", "--json"]).json()["chosen"]
+    assert cuda["index_url"].startswith("https://m.example/whl/cu") and cuda["mirror_not_rewritten"] == []
+    assert cuda["hosts"] == ["m.example"]
+
+
+def test_hosts_a_firewall_must_allow(cli):
+    assert cli(["plan", "--gpu", "RTX 4090", "--json"]).json()["chosen"]["hosts"] == ["download.pytorch.org"]
+    wsl = cli(["plan", "--gpu", "7900xtx", "--wsl", "--json"]).json()["chosen"]["hosts"]
+    assert wsl == ["repo.radeon.com", "pypi.org", "files.pythonhosted.org"]
+
+
+def test_download_is_linux_only_for_now(cli, tmp_path):
+    r = cli(["plan", "--os", "windows", "--backend", "cpu", "--download", str(tmp_path / "d")])
+    assert r.code == 2 and "--download: only Linux targets" in r.err and "Traceback" not in r.err
+    assert not (tmp_path / "d").exists()
+
+
+def test_download_refuses_to_replace_files_before_downloading(cli, tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "install.sh").write_text("mine")
+    r = cli(["plan", "--backend", "cpu", "--os", "linux", "--download", str(d)])
+    assert r.code == 2 and (d / "install.sh").read_text() == "mine"
+    assert not (d / "wheels").exists()
+
+
+def test_packages_pins_a_subset_everywhere(matrix, cli, tmp_path):
+    r = cli(["plan", "--backend", "cpu", "--os", "linux", "--torch", "2.13.0", "--packages", "torch",
+             "--format", "pip,script", "-o", str(tmp_path)])
+    assert r.code == 0, r.err
+    for name in ("requirements.txt", "install.sh"):
+        text = (tmp_path / name).read_text()
+        assert "torch==2.13.0+cpu" in text and "torchvision==" not in text, name
+    bad = cli(["plan", "--backend", "cpu", "--os", "linux", "--packages", "numpy"])
+    assert bad.code == 2 and "--packages numpy" in bad.err
