@@ -92,7 +92,7 @@ class Expect:
         return d
 
     @classmethod
-    def from_dict(cls, table: Mapping[str, Any], path: object = "<lock>") -> "Expect":
+    def from_dict(cls, table: Mapping[str, Any], path: object = "<lock>") -> Expect:
         """Check and convert an ``[expect]`` table; keys a newer envcheck added are ignored.
 
         Raises:
@@ -168,7 +168,7 @@ class Lock:
 # writing
 
 
-def lock_document(plan: "Plan", generated: Optional[str] = None) -> Dict[str, Any]:
+def lock_document(plan: Plan, generated: Optional[str] = None) -> Dict[str, Any]:
     """The ``envcheck.lock.toml`` document: machine, chosen build, what verify must find, the steps."""
     from envcheck import __version__
 
@@ -208,7 +208,7 @@ def lock_document(plan: "Plan", generated: Optional[str] = None) -> Dict[str, An
     return doc
 
 
-def render_lock(plan: "Plan", generated: Optional[str] = None, title: str = "") -> str:
+def render_lock(plan: Plan, generated: Optional[str] = None, title: str = "") -> str:
     """``envcheck.lock.toml`` as text (``verify --lock`` reads it)."""
     import tomli_w
 

@@ -272,7 +272,10 @@ def run(args: argparse.Namespace) -> int:
     if plan is not None and args.download is not None:
         from envcheck.download import download_plan
 
-        say = (lambda t: None) if args.json else (lambda t: sys.stderr.write(f"envcheck: {t}\n"))
+        def say(text: str) -> None:
+            if not args.json:
+                sys.stderr.write(f"envcheck: {text}\n")
+
         written += [str(p) for p in download_plan(plan, matrix, args.download, args.force, say)]
     if args.json:
         json.dump(plan_json(res, plan, written), sys.stdout, indent=2)

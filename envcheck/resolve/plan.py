@@ -111,7 +111,7 @@ class Plan:
     marker: Optional[Marker] = None
     hashes: Dict[str, List[str]] = field(default_factory=dict)  # package -> sha256 (plan --hashes)
     notes: List[str] = field(default_factory=list)
-    recipe: List["RecipeStep"] = field(default_factory=list)
+    recipe: List[RecipeStep] = field(default_factory=list)
     mirrors: List[Tuple[str, str]] = field(default_factory=list)
     matrix_index_url: str = ""  # the index URL before --mirror
     offline: str = ""  # a folder of wheels (plan --download): installs use --no-index --find-links it
@@ -186,7 +186,7 @@ class Plan:
             out.update(s.env)
         return out
 
-    def expect(self) -> "Expect":
+    def expect(self) -> Expect:
         """What ``envcheck verify`` must find in an environment installed from this plan."""
         from envcheck.lock import Expect
 

@@ -12,6 +12,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Sequence, Tuple
 
+from envcheck.jsontypes import JSONObject
 from envcheck.matrix.load import RECIPE_KINDS
 from envcheck.matrix.model import RecipeRow, Step, vkey
 
@@ -75,8 +76,8 @@ class RecipeStep:
     def lines(self) -> List[str]:
         return [ln for ln in self.commands.strip().splitlines() if ln.strip()]
 
-    def to_dict(self) -> Dict[str, Any]:
-        d: Dict[str, Any] = {"kind": self.kind, "key": self.key, "title": self.title, "runs_in": self.runs_in,
+    def to_dict(self) -> JSONObject:
+        d: JSONObject = {"kind": self.kind, "key": self.key, "title": self.title, "runs_in": self.runs_in,
                              "shell": self.shell, "root": self.root}
         for name in ("commands", "check", "skip_if", "url"):
             if getattr(self, name):
@@ -92,7 +93,7 @@ def _fill(text: str, values: Mapping[str, str]) -> str:
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values.get(m.group(1), m.group(0)), text)
 
 
-def _matches(when: Mapping[str, Any], plan: "Plan", compile_: bool) -> bool:
+def _matches(when: Mapping[str, Any], plan: Plan, compile_: bool) -> bool:
     m, b = plan.machine, plan.build
     for key, want in when.items():
         if key == "os" and m.os not in want:
@@ -114,7 +115,7 @@ def _matches(when: Mapping[str, Any], plan: "Plan", compile_: bool) -> bool:
     return True
 
 
-def placeholders(plan: "Plan", matrix: "Matrix") -> Dict[str, str]:
+def placeholders(plan: Plan, matrix: Matrix) -> Dict[str, str]:
     """The values of ``{{name}}`` in recipe rows, for this plan."""
     b = plan.build
     d = plan.driver
@@ -131,7 +132,7 @@ def placeholders(plan: "Plan", matrix: "Matrix") -> Dict[str, str]:
     }
 
 
-def _from_row(row: RecipeRow, plan: "Plan", values: Mapping[str, str]) -> RecipeStep:
+def _from_row(row: RecipeRow, plan: Plan, values: Mapping[str, str]) -> RecipeStep:
     runs_in = row.runs_in
     if runs_in == "host":
         runs_in = "windows" if plan.machine.wsl else plan.machine.os
@@ -145,13 +146,13 @@ def _from_row(row: RecipeRow, plan: "Plan", values: Mapping[str, str]) -> Recipe
     )
 
 
-def _from_step(step: Step, plan: "Plan") -> RecipeStep:
+def _from_step(step: Step, plan: Plan) -> RecipeStep:
     return RecipeStep(kind="post-install", key=step.key, title=step.description, runs_in=plan.machine.os,
                       commands=step.shell, env=dict(step.env), source=tuple(step.source),
                       confidence=step.confidence)
 
 
-def build_recipe(plan: "Plan", matrix: "Matrix", compile_: bool = False, post: Sequence[Step] = ()) -> List[RecipeStep]:
+def build_recipe(plan: Plan, matrix: Matrix, compile_: bool = False, post: Sequence[Step] = ()) -> List[RecipeStep]:
     """The recipe of ``plan``: matching ``recipe.toml`` rows plus the build's post-install steps,
     in kind order (host → system → python → install → post-install → verify), data order within."""
     values = placeholders(plan, matrix)
