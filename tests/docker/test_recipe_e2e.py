@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.docker.conftest import TORCH
+from tests.docker.conftest import RUN, RUN_LABEL, TORCH, run_tag
 
 pytestmark = pytest.mark.docker
 
-LABEL = {"io.envcheck.test": "recipe-e2e"}
+LABEL = {RUN_LABEL: RUN}  # this run's objects only (tests/docker/conftest.py)
 FLAGS = ["--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--distro", "debian12", "--packages", "torch"]
 
 
@@ -95,18 +95,19 @@ def test_download_gathers_every_wheel_through_the_mirror(download, mirror):
     assert (download / "Dockerfile").read_text().count("COPY wheels /tmp/wheelhouse") == 1
 
 
-def test_install_sh_from_a_bare_container_to_a_passing_verify(cli, engine, base_image, download):
+def test_install_sh_from_a_bare_container_to_a_passing_verify(cli, engine, run_base, download):
     image = tag = None
     containers = []
     try:
-        code, out, c = _run(engine, base_image, _tar(download, "plan"))
+        code, out, c = _run(engine, run_base, _tar(download, "plan"))
         containers.append(c)
         assert code == 0, out[-4000:]
         steps = [ln for ln in out.splitlines() if ln.startswith("==> ")]
         assert [s.split(" ")[2] for s in steps[:-1]] == ["[system]", "[python]", "[install]", "[verify]"], steps
         assert "torch 2.13.0+cpu imports and multiplies" in out and steps[-1] == "==> done: every step passed"
-        tag = "envcheck-test/recipe-e2e:installed"
-        image = c.commit(repository=tag.split(":")[0], tag=tag.split(":")[1])
+        tag = run_tag("recipe-e2e:installed")
+        repo, _, name = tag.rpartition(":")
+        image = c.commit(repository=repo, tag=name)
         # idempotent: a second run skips the venv and still passes
         code2, out2, c2 = _run(engine, tag, b"")
         containers.append(c2)
@@ -125,13 +126,13 @@ def test_install_sh_from_a_bare_container_to_a_passing_verify(cli, engine, base_
             engine.images.remove(tag, force=True)
 
 
-def test_its_dockerfile_builds_and_passes_verify(cli, engine, base_image, download, tmp_path):
+def test_its_dockerfile_builds_and_passes_verify(cli, engine, run_base, download, tmp_path):
     ctx = tmp_path / "ctx"
     shutil.copytree(download, ctx, ignore=shutil.ignore_patterns(".venv"))
     text = (ctx / "Dockerfile").read_text()
     assert "FROM python:3.11-slim-bookworm" in text
-    (ctx / "Dockerfile").write_text(text.replace("FROM python:3.11-slim-bookworm", f"FROM {base_image}"))
-    tag = "envcheck-test/recipe-e2e:dockerfile"
+    (ctx / "Dockerfile").write_text(text.replace("FROM python:3.11-slim-bookworm", f"FROM {run_base}"))
+    tag = run_tag("recipe-e2e:dockerfile")
     try:
         engine.images.build(path=str(ctx), tag=tag, rm=True, forcerm=True, network_mode="none", labels=LABEL)
         res = cli(["docker", "verify", tag, "--lock", str(download / "envcheck.lock.toml"),
