@@ -14,13 +14,46 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from envcheck.errors import DataFileError
 from envcheck.machine.model import Machine
 
-if TYPE_CHECKING:  # the writer formats a Plan; the reader needs none
-    from envcheck.resolve.plan import Plan
+
+class PlanLike(Protocol):
+    """What the writer reads of a :class:`envcheck.resolve.plan.Plan` (the lock sits below
+    ``resolve`` in the layers, so it names the shape, not the class)."""
+
+    @property
+    def resolution(self) -> Any: ...
+
+    @property
+    def candidate(self) -> Any: ...
+
+    @property
+    def python(self) -> str: ...
+
+    @property
+    def index_url(self) -> str: ...
+
+    @property
+    def index_kind(self) -> str: ...
+
+    @property
+    def steps(self) -> Sequence[Any]: ...
+
+    @property
+    def recipe(self) -> Sequence[Any]: ...
+
+    @property
+    def build(self) -> Any: ...
+
+    @property
+    def release(self) -> Any: ...
+
+    def expect(self) -> Expect: ...
+
+    def pip_lines(self) -> List[str]: ...
 
 LOCK_SCHEMA = 1
 LOCK_FILE = "envcheck.lock.toml"
@@ -168,7 +201,7 @@ class Lock:
 # writing
 
 
-def lock_document(plan: Plan, generated: Optional[str] = None) -> Dict[str, Any]:
+def lock_document(plan: PlanLike, generated: Optional[str] = None) -> Dict[str, Any]:
     """The ``envcheck.lock.toml`` document: machine, chosen build, what verify must find, the steps."""
     from envcheck import __version__
 
@@ -208,7 +241,7 @@ def lock_document(plan: Plan, generated: Optional[str] = None) -> Dict[str, Any]
     return doc
 
 
-def render_lock(plan: Plan, generated: Optional[str] = None, title: str = "") -> str:
+def render_lock(plan: PlanLike, generated: Optional[str] = None, title: str = "") -> str:
     """``envcheck.lock.toml`` as text (``verify --lock`` reads it)."""
     import tomli_w
 
