@@ -7,6 +7,7 @@
     nox -s images             each [[ci_target]] of matrices/docker.toml: render, build, verify inside,
                               .nox/reports/<target>.json (one target: nox -s "images(target='cpu')")
     nox -s benchmarks         print speed ratios against baselines measured in the same run
+    nox -s device             on a GPU machine: install the planned build, record verify facts (tests/device/run.py)
     nox -s update_matrices    refresh matrices/generated-index-*.toml from the real indexes (network)
 """
 
@@ -103,3 +104,12 @@ def update_matrices(session: nox.Session) -> None:
     session.run("envcheck", "matrix", "update", "--matrices", "matrices", "--index", "https://pypi.org/simple/",
                 *session.posargs)
     session.run("envcheck", "matrix", "status", "--matrices", "matrices")
+
+
+@nox.session
+def device(session: nox.Session) -> None:
+    """On a GPU machine: install the build `envcheck plan` picks for it, run every verify check with
+    --save-facts, and write the facts under tests/fixtures/verify/recorded/ (tests/device/run.py;
+    within 8 minutes). `nox -s device -- --wheelhouse DIR` installs offline from a folder of wheels."""
+    session.install("-e", ".")
+    session.run("python", "tests/device/run.py", *session.posargs)

@@ -102,7 +102,7 @@ def _add_build(d: Any) -> None:
 
 
 def _add_verify(d: Any) -> None:
-    from envcheck.verify.facts import CHECKS
+    from envcheck.verify.checks import CHECKS
 
     v = d.add_parser("verify", help="run verify's checks inside an image", description="Run `envcheck verify`'s "
                      "checks inside containers of IMAGE and print the same report.", epilog=VERIFY_EPILOG,
@@ -243,12 +243,12 @@ def verify_image(client: Any, ref: str, args: argparse.Namespace, checks: List[s
     from envcheck.docker.inside import ImageRunner, find_interpreter, image_info, run_options
     from envcheck.docker.source import lock_from_image, run_flags_for
     from envcheck.matrix import load_matrix
-    from envcheck.verify.facts import probes_for
+    from envcheck.verify.checks import probes_for
 
     img = image_info(client, ref)
     lock, lock_from = None, "none"
     if args.lock:
-        from envcheck.verify.lock import load_lock
+        from envcheck.lock import load_lock
 
         lock, lock_from = load_lock(args.lock), str(args.lock)
     else:

@@ -16,20 +16,27 @@ examples:
   envcheck explain "The NVIDIA driver on your system is too old (found version 11040)"
   python train.py 2>&1 | envcheck explain -          read a whole traceback from stdin
   envcheck explain --facts node07.json "$(cat err.txt)"   specific to a machine's saved facts
+  envcheck explain --gpu "RX 7900 XTX" --os linux "hipErrorNoBinaryForGpu"   add what the text lacks
+  envcheck explain --list                           every message family: evidence, cause, fix, source
 
 The same rules `envcheck verify` uses (matrices/diagnoses.toml) are applied to the text; the cause
 and fix are made specific with what envcheck can see of this machine (glibc, WSL, Python) and the
 compatibility matrix (which build carries your GPU's arch, which CUDA your driver runs) — and with
 what the text itself says (a driver's "found version 12080" shapes the fix for an arch message).
 Root causes (torch does not load) are listed first. Known messages include: sm_XY is not
-compatible · no kernel image is available · driver too old (found version N) · GLIBC_2.xx not
-found · libtorch_cpu/libcudnn/libcudart/libcuda cannot open shared object file · No module named
-torch._C · No module named 'torchvision' · torchvision::nms does not exist · Dynamo is not
-supported on Python 3.x+ · no C compiler or Python.h for torch.compile · Triton missing · Torch
-not compiled with CUDA enabled · Docker "could not select device driver" · HIP invalid device
-function. A value no real message has ("found version 0") is called garbled, not explained.
+compatible · no kernel image · driver too old / insufficient · CUDA errors 803, 804, 999 · No
+CUDA/HIP GPUs are available · GLIBC_/GLIBCXX_ not found · undefined symbol cublasLt…/nccl…/
+__nvJitLink… (wheels of two CUDA majors, a shadowing library) · NumPy 1.x/2.x · WinError
+126/127/1455 · No matching distribution found for torch · CUDNN/CUBLAS_STATUS_NOT_INITIALIZED ·
+NCCL unhandled system error and DataLoader shm · hipErrorNoBinaryForGpu/InvalidImage, rocBLAS
+TensileLibrary · Torch not compiled with CUDA/XPU enabled · MPS operators · Triton missing (also on
+Windows) · companions, compile and Docker messages. `envcheck explain --list` prints them all.
+The text's own facts count: a C:\\ or /usr/lib/wsl path sets the platform, "sm_120" or "gfx1103"
+the GPU, "found version 12080" or an nvidia-smi header the driver — no fix proposes a build they
+rule out. A value no real message has ("found version 0") is called garbled, not explained.
 
-exit codes: 0 explained · 1 not a message envcheck recognises · 2 bad input
+exit codes: 0 explained · 1 not a message envcheck recognises (the closest families are listed) ·
+2 bad input
 """
 
 
@@ -37,10 +44,19 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("explain", help=HELP, description=HELP + ".", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("text", nargs="*", metavar="TEXT", help="the error text; `-` (or nothing, with a pipe) reads stdin")
+    p.add_argument("--list", action="store_true",
+                   help="print the message families envcheck knows (evidence, cause, fix, source) and exit")
+    p.add_argument("--gpu", action="append", default=[], metavar="NAME",
+                   help="the GPU of the machine the text came from (repeatable; as for `envcheck plan`)")
+    p.add_argument("--os", metavar="OS", help="that machine's OS: linux, windows or macos")
+    p.add_argument("--wsl", action="store_true", help="that machine is Linux under WSL2")
+    p.add_argument("--driver", metavar="VERSION", help="that machine's NVIDIA driver (570.124.06)")
     p.add_argument("--facts", metavar="FILE", type=Path,
                    help="saved facts (`envcheck verify --json`) of the machine the error came from")
     p.add_argument("--no-probe", action="store_true", help="do not look at this machine (the error came from another)")
-    p.add_argument("--json", action="store_true", help="print [{rule, matched, cause, fix, source}]")
+    p.add_argument("--json", action="store_true",
+                   help="print [{rule, matched, cause, fix, source}]; for unknown text {findings: [], closest: "
+                        "[{rule, score, example}]}; with --list the family table")
     p.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
     p.set_defaults(run=run)
 
@@ -63,33 +79,77 @@ def read_text(args: argparse.Namespace) -> str:
     return text
 
 
+def list_families(args: argparse.Namespace, matrix: Any) -> int:
+    from envcheck.verify.rules import family_table, load_rules
+
+    table = family_table(load_rules(matrix), matrix)
+    if args.json:
+        json.dump(table, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+    from rich.markup import escape
+
+    con = Console(highlight=False, soft_wrap=True)
+    con.print(f"[bold]{len(table)} message families[/bold] (matrices/diagnoses.toml)")
+    for row in table:
+        plat = f" [{row['platform']}]" if row["platform"] else ""
+        con.print()
+        con.print(f"[bold]{escape(str(row['family']))}[/bold]{escape(plat)}")
+        con.print(f"  [bold]evidence:[/bold] {escape(str(row['evidence']))}")
+        con.print(f"  [bold]cause:[/bold]    {escape(str(row['cause']))}")
+        con.print(f"  [bold]fix:[/bold]      {escape(str(row['fix']))}")
+        con.print(f"  [dim]source: {escape(', '.join(row['source']))}[/dim]")
+    return 0
+
+
+def described_machine(args: argparse.Namespace, matrix: Any) -> Any:
+    """The machine the flags describe (``--gpu``, ``--os``, ``--wsl``, ``--driver``), or ``None``."""
+    if not (args.gpu or args.os or args.wsl or args.driver):
+        return None
+    from envcheck.machine.describe import apply_flags
+
+    return apply_flags(matrix, None, gpus=args.gpu, os=args.os, wsl=args.wsl or None, driver=args.driver)
+
+
 def run(args: argparse.Namespace) -> int:
     from envcheck.matrix import load_matrix
     from envcheck.verify import explain
 
-    text = read_text(args)
     matrix = load_matrix(args.matrices)
+    if args.list:
+        return list_families(args, matrix)
+    text = read_text(args)
     facts = None
     if args.facts:
         from envcheck.verify.facts import load_facts
 
         facts = load_facts(args.facts)
-    machine = None
-    if not args.no_probe and facts is None:
+    machine = described_machine(args, matrix)
+    if machine is None and not args.no_probe and facts is None:
         from envcheck.probe import probe_machine
 
         machine = probe_machine(matrix, docker=False)  # the GPUs and driver matter here, not Docker
     findings = explain(text, matrix, machine, facts)
+    if not findings:
+        from envcheck.verify.rules import closest, load_rules
+
+        near = closest(load_rules(matrix), text)
+        if args.json:
+            json.dump({"findings": [], "closest": near}, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+            return 1
+        first = text.strip().splitlines()[0][:160]
+        looked = "".join(f"\n    {n['rule']}: {n['example']}" for n in near)
+        sys.stderr.write(f"envcheck: no rule explains this text ({first!r}).\n"
+                         f"  The closest families it looked for:{looked}\n"
+                         "  `envcheck explain --list` lists every family envcheck knows; "
+                         "`envcheck verify` runs the environment and may find the cause.\n")
+        return 1
     if args.json:
         json.dump([f.to_dict() for f in findings], sys.stdout, indent=1)
         sys.stdout.write("\n")
-        return 0 if findings else 1
-    if not findings:
-        first = text.strip().splitlines()[0][:160]
-        sys.stderr.write(f"envcheck: no rule explains this text ({first!r}).\n"
-                         "  `envcheck explain --help` lists the messages envcheck knows; "
-                         "`envcheck verify` runs the environment and may find the cause.\n")
-        return 1
+        return 0
     from rich.console import Console
     from rich.markup import escape
 

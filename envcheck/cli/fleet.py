@@ -154,7 +154,7 @@ def add_parser(sub: Any) -> None:
 def _load_lock(path: Any) -> Any:
     if not path:
         return None
-    from envcheck.verify.lock import load_lock
+    from envcheck.lock import load_lock
 
     return load_lock(path)
 

@@ -42,13 +42,21 @@ def add_parser(sub: Any) -> None:
     o = p.add_argument_group("output")
     o.add_argument("--format", default=None, metavar="LIST",
                    help="files to write with -o: pip (requirements.txt), conda (environment.yml), "
-                        "docker (Dockerfile), lock (envcheck.lock.toml), uv (pyproject.uv.toml) or all; "
+                        "docker (Dockerfile), lock (envcheck.lock.toml), uv (pyproject.uv.toml), script "
+                        "(install.sh, or install.ps1 for Windows: the recipe as one runnable script) or all; "
                         "default: pip,conda,docker,lock. Without -o, the files are printed")
     o.add_argument("-o", "--output", metavar="DIR", help="write the files into DIR")
     o.add_argument("--force", action="store_true", help="replace existing files in DIR")
     o.add_argument("--mirror", action="append", default=[], metavar="URL",
                    help="a mirror of https://download.pytorch.org/whl (or PREFIX=URL for another index); "
                         "rewrites the index URLs in every file")
+    o.add_argument("--packages", metavar="LIST",
+                   help="pin only these of torch, torchvision, torchaudio (e.g. torch): every output and "
+                        "--download leave the others out")
+    o.add_argument("--download", metavar="DIR", type=Path,
+                   help="gather every wheel of the plan (torch, companions, their dependencies) into DIR/wheels "
+                        "and write install.sh, requirements.txt, Dockerfile and envcheck.lock.toml beside it, "
+                        "installing with --no-index from there (an air-gapped install: carry DIR over)")
     o.add_argument("--hashes", action="store_true",
                    help="pin every wheel of the chosen build with --hash=sha256:… (needs `envcheck matrix "
                         "update` data); install with `pip install --require-hashes --no-deps -r …` after "
@@ -184,8 +192,11 @@ def plan_json(res: Any, plan: Any, files: List[str]) -> Dict[str, Any]:
             "pip": plan.pip_lines(),
             "driver": plan.driver or None,
             "post_install": [{"key": s.key, "shell": s.shell} for s in plan.steps],
+            "steps": [s.to_dict() for s in plan.recipe],
+            "hosts": plan.hosts(),
+            "mirror_not_rewritten": plan.mirror_report(),
             "warnings": [w.to_dict() for w in c.warnings],
-            "expect": plan.expect(),
+            "expect": plan.expect().to_dict(),
         }
     fb = res.fallback
     return {
@@ -228,6 +239,23 @@ def resolve_args(args: argparse.Namespace, mirrors: Any = (), hashes: bool = Fal
     return matrix, res, make_plan(res, matrix, mirrors, hashes=hashes)
 
 
+def only_packages(plan: Any, matrix: Any, packages: str) -> Any:
+    """The plan pinning only ``packages`` (``--packages torch``), its recipe rebuilt to match.
+
+    Raises:
+        UsageError: a package the plan does not pin, or a list without torch.
+    """
+    import dataclasses
+
+    from envcheck.docker.wheelhouse import select_pins
+    from envcheck.resolve.recipe import build_recipe
+
+    pins = select_pins(plan.pins, packages.split(","))
+    out = dataclasses.replace(plan, pins=pins, hashes={k: v for k, v in plan.hashes.items() if k in pins})
+    out.recipe = build_recipe(out, matrix, plan.resolution.request.compile, plan.steps)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from envcheck.render import parse_formats, render
     from envcheck.render.write import write_outputs
@@ -240,11 +268,21 @@ def run(args: argparse.Namespace) -> int:
         if not args.output.strip():
             raise UsageError("-o: give a folder to write into (-o out/)")
         args.output = Path(args.output)
-    _, res, plan = resolve_args(args, mirrors, hashes=args.hashes)
+    matrix, res, plan = resolve_args(args, mirrors, hashes=args.hashes)
+    if plan is not None and args.packages:
+        plan = only_packages(plan, matrix, args.packages)
     args.exit_code = 0 if plan is not None else 1
     written: List[str] = []
     if plan is not None and args.output:
         written = [str(p) for p in write_outputs(args.output, render(plan, formats), args.force)]
+    if plan is not None and args.download is not None:
+        from envcheck.download import download_plan
+
+        def say(text: str) -> None:
+            if not args.json:
+                sys.stderr.write(f"envcheck: {text}\n")
+
+        written += [str(p) for p in download_plan(plan, matrix, args.download, args.force, say)]
     if args.json:
         json.dump(plan_json(res, plan, written), sys.stdout, indent=2)
         sys.stdout.write("\n")

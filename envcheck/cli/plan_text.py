@@ -10,6 +10,20 @@ from envcheck.render.common import driver_line
 from envcheck.resolve.rules import name_of
 
 
+def wrap(line: str, indent: int) -> str:
+    """``line`` wrapped to the terminal's width (continuation lines indented by ``indent``)."""
+    import shutil
+    import textwrap
+
+    width = max(60, shutil.get_terminal_size((100, 24)).columns - 1)
+    if len(line) <= width:
+        return line + "\n"
+    lead = len(line) - len(line.lstrip("\n"))
+    body = line[lead:]
+    return "\n" * lead + "\n".join(textwrap.wrap(body, width, subsequent_indent=" " * indent,
+                                                 break_long_words=False, break_on_hyphens=False)) + "\n"
+
+
 def _summary_by_code(res: Any) -> List[str]:
     """One line per reason code: how many candidates it rejected, and the newest example."""
     counts: Counter = Counter()
@@ -98,28 +112,44 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
     drv = driver_line(plan)
     if drv:
         w(f"    needs    {drv[len('needs '):]}\n")
-    for s in plan.steps:
-        w(f"    then     [{s.key}] {s.description}\n")
+    hosts = plan.hosts()
+    if hosts:
+        w(wrap(f"    hosts    a firewall must allow {', '.join(hosts)} (https)"
+               + (" and, for the system steps, your distribution's package mirror" if any(
+                   st.kind == "system" and "apt-get" in st.commands for st in plan.recipe) else ""), 13))
+    for line in plan.mirror_report():
+        w(wrap(f"    mirror   {line}", 13))
     for cw in c.warnings:
-        w(f"    caveat   [{cw.code}] {cw.message}\n")
+        w(wrap(f"    caveat   [{cw.code}] {cw.message}", 13))
     for a in res.assumptions:
-        w(f"    assumed  {a}\n")
+        w(wrap(f"    assumed  {a}", 13))
     for n in plan.notes:
-        w(f"    note     {n}\n")
+        w(wrap(f"    note     {n}", 13))
     for a in res.alternatives:
-        w(f"    or       {a}\n")
-    w(f"\n  install:\n    {plan.pip_install()}\n")
-    for s in plan.steps:
-        lines = [ln for ln in s.shell.strip().splitlines() if ln.strip()]
-        if len(lines) > 1:  # a subshell, so a `cd` in the step does not move the reader's shell
-            w("    (\n" + "".join(f"      {ln}\n" for ln in lines) + "    )\n")
+        w(wrap(f"    or       {a}", 13))
+    total = len(plan.recipe)
+    w(f"\n  recipe ({total} steps, in order; --format script writes them as install.sh / install.ps1):\n")
+    for i, st in enumerate(plan.recipe, 1):
+        w(wrap(f"  {i:>2}. {st.marker} — {st.title}  [{st.where}]", 6))
+        if st.url:
+            w(f"      page: {st.url}\n")
+        lines = st.lines()
+        if len(lines) > 1 and st.kind == "post-install":  # a subshell: a `cd` in the step stays there
+            w("      (\n" + "".join(f"        {ln.strip()}\n" for ln in lines) + "      )\n")
         else:
-            w(f"    {lines[0]}\n" if lines else "")
-    w(f"\n  rejected ({len(res.rejected)} of {len(res.candidates)} candidates; one can fail several ways):\n")
-    for line in _summary_by_code(res):
-        w(line + "\n")
+            for ln in lines:
+                w(f"      $ {ln.strip()}\n")
+        if st.check and st.shell == "manual":
+            w(f"      check: {st.check.strip()}\n")
+    if explain:
+        w(f"\n  rejected ({len(res.rejected)} of {len(res.candidates)} candidates; one can fail several ways):\n")
+        for line in _summary_by_code(res):
+            w(line + "\n")
+    else:
+        w(f"\n  {len(res.rejected)} of {len(res.candidates)} candidates rejected; --explain says why\n")
     if written:
         w(f"\n  wrote {', '.join(written)}\n")
     else:
-        w("\n  -o DIR writes requirements.txt, environment.yml, Dockerfile and envcheck.lock.toml; "
-          "--explain lists every candidate; --json for machines\n")
+        w(wrap("\n  -o DIR writes requirements.txt, environment.yml, Dockerfile and envcheck.lock.toml "
+               "(--format all adds pyproject.uv.toml and install.sh); --explain lists every candidate; "
+               "--json for machines", 2))

@@ -35,20 +35,7 @@ examples:
   envcheck fleet merge reports/                     then: the fleet, its failures and its drift
 
 checks (in report order):
-  import_torch        torch imports; an ImportError is read (GLIBC_2.xx not found, a missing libcudnn…)
-  cuda_build          torch.version.cuda/hip, cuDNN, NCCL, the kernel arch list; CPU build on a GPU machine
-  arch_compat         every visible GPU's capability/gfx is served by the arch list (cubin or PTX)
-  driver              the NVIDIA driver supports the build's CUDA (full, or minor-version compatibility)
-  lock                version, variant, CUDA, cuDNN, NCCL, arch list, companions vs --lock
-  allocation          64 MiB written and read back on each device (memory in MiB)
-  matmul              fp32/fp16/bf16 vs a float64 reference (relative-error bound per dtype)
-  stream_sync         pinned memory, non_blocking copy on a side stream, event wait, data checked
-  cudnn_conv          one convolution (cuDNN/MIOpen on a GPU; CPU otherwise)
-  distributed         two-process all_reduce (gloo on CPU, NCCL with two GPUs)
-  torchvision_compat  torchvision imports and torchvision.ops.nms runs; pairing with torch
-  torchaudio_compat   torchaudio imports and one op runs; pairing with torch
-  wsl_libhsa          ROCm on WSL: the wheel's bundled libhsa-runtime64.so is gone
-  torch_compile       torch.compile of a small function vs eager (slow the first time)
+{checks}
 
 tiers: --tier quick runs import_torch, cuda_build, arch_compat, driver, lock, allocation, matmul
 (seconds); --tier full (the default) runs every check. --checks/--skip narrow either.
@@ -64,9 +51,9 @@ a --save-facts target that cannot be written)
 
 
 def add_parser(sub: Any) -> None:
-    from envcheck.verify.facts import CHECKS
+    from envcheck.verify.checks import CHECKS, help_lines
 
-    p = sub.add_parser("verify", help=HELP, description=HELP + ".", epilog=EPILOG,
+    p = sub.add_parser("verify", help=HELP, description=HELP + ".", epilog=EPILOG.format(checks=help_lines()),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--python", metavar="PATH",
                    help="the interpreter to test (a python executable, or a venv/conda env folder); "
@@ -130,7 +117,7 @@ def parse_checks(text: Optional[str], flag: str) -> List[str]:
     import difflib
 
     from envcheck.errors import UsageError
-    from envcheck.verify.facts import CHECKS
+    from envcheck.verify.checks import CHECKS
 
     names = [n.strip() for n in (text or "").split(",") if n.strip()]
     if text is not None and not names:
@@ -185,7 +172,7 @@ def selected_checks(args: argparse.Namespace) -> List[str]:
             positive number of seconds.
     """
     from envcheck.errors import UsageError
-    from envcheck.verify.facts import CHECKS
+    from envcheck.verify.checks import CHECKS
 
     from envcheck.fleet.report import tier_checks
 
@@ -199,7 +186,7 @@ def selected_checks(args: argparse.Namespace) -> List[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.verify.facts import probes_for
+    from envcheck.verify.checks import probes_for
 
     checks = selected_checks(args)
     if args.save_facts:
@@ -209,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
     node = node_outputs_start(args)
     lock = None
     if args.lock:
-        from envcheck.verify.lock import load_lock
+        from envcheck.lock import load_lock
 
         lock = load_lock(args.lock)
     t0 = time.monotonic()

@@ -67,7 +67,7 @@ def from_image(dockerfile: str) -> str:
 
 def image_labels(plan: Any, origin: str, base: str) -> Dict[str, str]:
     """Labels beyond the template's: the installed lock document (JSON), base image, wheel origin."""
-    from envcheck.render.files import lock_document
+    from envcheck.lock import lock_document
 
     doc = lock_document(plan, generated="image build")
     doc.pop("generated", None)  # a fixed label keeps the layer cache across rebuilds

@@ -13,7 +13,7 @@ LOCK_LABEL = "io.envcheck.lock"
 
 
 def plan_for_lock(lock: Any, matrix: Any) -> Any:
-    """The Plan a :class:`~envcheck.verify.lock.Lock` records: its machine, its exact torch
+    """The Plan a :class:`~envcheck.lock.Lock` records: its machine, its exact torch
     release and variant, and its index (a mirror in the lock is kept).
 
     Raises:
@@ -43,7 +43,7 @@ def plan_from_lock_file(path: Path, matrix: Any) -> Any:
     Raises:
         DataFileError: a malformed lock (exit 2); UsageError: see :func:`plan_for_lock`.
     """
-    from envcheck.verify.lock import load_lock
+    from envcheck.lock import load_lock
 
     return plan_for_lock(load_lock(Path(path)), matrix)
 
@@ -55,7 +55,7 @@ def lock_from_image(image: Any) -> Optional[Any]:
     Raises:
         DataFileError: the label is there but is not a lock document.
     """
-    from envcheck.verify.lock import lock_from_dict
+    from envcheck.lock import lock_from_dict
 
     text = (image.labels or {}).get(LOCK_LABEL)
     if not text:

@@ -208,7 +208,7 @@ def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None,
     """Merge the reports under ``inputs`` (files or folders) into a :class:`Fleet`.
 
     Args:
-        lock: a :class:`~envcheck.verify.lock.Lock`: its ``[expect]`` judges every drifting value.
+        lock: a :class:`~envcheck.lock.Lock`: its ``[expect]`` judges every drifting value.
         on_skip: called with ``(path, why)`` for each report that is skipped, as it happens.
         expect: the nodes that should have reported (the job's node list): those without a readable
             report are ``missing`` — a node that died before writing is otherwise invisible.
@@ -281,7 +281,7 @@ def find_drift(nodes: List[Node], lock: Any = None) -> Tuple[List[Dict[str, Any]
     from envcheck.fleet.drift import FACTS, lock_expectations, lock_rule, lock_says_wrong
     from envcheck.fleet.hostlist import compress
 
-    expect = lock_expectations(lock.expect) if lock is not None else {}
+    expect = lock_expectations(lock.expect.to_dict()) if lock is not None else {}
     drift: List[Dict[str, Any]] = []
     lock_rows: List[Dict[str, Any]] = []
     for fact in FACTS:

@@ -106,6 +106,8 @@ class Matrix:
         self.gpus: List[m.Gpu] = rows("gpu")
         self.rocm_wsl: List[m.RocmWslRelease] = rows("release", "rocm-wsl")
         self.steps: Dict[str, m.Step] = {s.key: s for s in rows("step")}
+        self.recipe: List[m.RecipeRow] = rows("recipe")
+        self.amd_routes: List[m.AmdRoute] = rows("route", "amd-routes")
         self.distros: List[m.Distro] = rows("distro")
         self.manylinux: Dict[str, m.ManylinuxAlias] = {a.tag: a for a in rows("manylinux")}
         self.markers: Dict[str, m.Marker] = {x.platform: x for x in rows("marker")}

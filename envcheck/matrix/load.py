@@ -199,6 +199,11 @@ def _compile(ctx: _Ctx) -> Conv:
 # field name -> (converter factory, required)
 Spec = Dict[str, Tuple[Callable[[_Ctx], Conv], bool]]
 
+#: The kinds of recipe steps, in the order a recipe runs them.
+RECIPE_KINDS = ("host", "system", "python", "install", "post-install", "verify")
+#: What a recipe row's ``when`` may test (see matrices/README.md, "recipe.toml").
+RECIPE_WHEN = ("os", "wsl", "backend", "vendor", "rocm_min", "rocm_max", "compile", "container")
+
 _COMMON: Spec = {
     "source": (_source, True),
     "confidence": (lambda c: _choice(c, m.CONFIDENCE_LEVELS), True),
@@ -297,6 +302,29 @@ SPECS: Dict[type, Spec] = {
     },
     m.Step: {"key": (_str, True), "description": (_str, True), "shell": (_str, True),
              "env": (lambda c: _table(c, _str(c)), False)},
+    m.RecipeRow: {
+        "key": (_str, True),
+        "kind": (lambda c: _choice(c, RECIPE_KINDS), True),
+        "title": (_str, True),
+        "runs_in": (lambda c: _choice(c, ("host", "windows", "linux", "macos")), True),
+        "shell": (lambda c: _choice(c, ("bash", "powershell", "manual")), True),
+        "root": (_bool, False),
+        "commands": (_str, False),
+        "check": (_str, False),
+        "skip_if": (_str, False),
+        "url": (_str, False),
+        "env": (lambda c: _table(c, _str(c)), False),
+        "when": (lambda c: _table(c, lambda x, k: x, RECIPE_WHEN), False),
+    },
+    m.AmdRoute: {
+        "key": (_str, True),
+        "kind": (lambda c: _choice(c, ("route", "instead", "unsupported")), True),
+        "os": (lambda c: _list(c, _choice(c, ("linux", "windows", "macos"))), True),
+        "wsl": (_bool, False),
+        "gfx": (lambda c: _list(c, _str(c)), True),
+        "text": (_str, True),
+        "url": (_str, False),
+    },
     m.Distro: {
         "id": (_str, True),
         "name": (_str, True),
@@ -383,9 +411,11 @@ SPECS: Dict[type, Spec] = {
         "checks": (lambda c: _list(c, _str(c)), False),
         "pattern": (_regex, True),
         "wsl": (_bool, False),
+        "os": (lambda c: _choice(c, ("windows", "linux", "macos")), False),
         "cause": (_str, True),
         "fix": (_str, True),
         "example": (_str, True),
+        "evidence": (_str, False),
     },
     m.Tolerance: {
         "check": (_str, True),
@@ -400,6 +430,8 @@ TABLES: List[Tuple[re.Pattern[str], Dict[str, type]]] = [
     (re.compile(r"torch-builds.*\.toml"), {"build": m.Build, "channel": m.Channel}),
     (re.compile(r"cuda\.toml"), {"toolkit": m.Toolkit, "family": m.Family, "arch": m.NvArch}),
     (re.compile(r"gpus.*\.toml"), {"gpu": m.Gpu}),
+    (re.compile(r"recipe\.toml"), {"recipe": m.RecipeRow}),
+    (re.compile(r"amd-routes\.toml"), {"route": m.AmdRoute}),
     (re.compile(r"rocm-wsl\.toml"), {"release": m.RocmWslRelease, "step": m.Step}),
     (re.compile(r"platforms\.toml"), {"distro": m.Distro, "manylinux": m.ManylinuxAlias, "macos": m.MacosRelease,
                                             "marker": m.Marker, "cpu_arch": m.CpuArch,

@@ -211,6 +211,49 @@ class Step(Sourced):
 
 
 @dataclass(frozen=True)
+class RecipeRow(Sourced):
+    """One step of the install recipe a plan carries (matrices/recipe.toml), chosen by its ``when``.
+
+    ``kind`` orders the recipe (host → system → python → install → post-install → verify);
+    ``runs_in`` says where (``host`` = the machine's own OS outside any WSL guest, ``windows``,
+    ``linux``, ``macos``); ``shell`` is ``bash``, ``powershell`` or ``manual`` (a person does it:
+    a driver download); ``commands`` and ``check`` may use ``{{name}}`` placeholders.
+    """
+
+    key: str = ""
+    kind: str = ""
+    title: str = ""
+    runs_in: str = ""
+    shell: str = "bash"
+    root: bool = False
+    commands: str = ""
+    check: str = ""
+    skip_if: str = ""
+    url: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+    when: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AmdRoute(Sourced):
+    """A way (or the absence of one) to run PyTorch on an AMD GPU outside the resolver's wheel rows:
+    AMD's Windows wheels, AMD's multi-arch index, native Linux instead of WSL, a community override.
+
+    ``os``/``wsl``/``gfx`` select the machines it is said for; ``kind`` is ``route``,
+    ``instead`` (this setup has none: use another), or ``unsupported`` (a community workaround
+    named with its risk, never a plan step); ``text`` may use ``{gpu}`` and ``{arch}``.
+    """
+
+    key: str = ""
+    kind: str = "route"
+    os: Tuple[str, ...] = ()
+    wsl: Optional[bool] = None
+    gfx: Tuple[str, ...] = ()
+    text: str = ""
+    url: str = ""
+
+
+@dataclass(frozen=True)
 class Distro(Sourced):
     """A Linux distribution release and the glibc it ships."""
 
@@ -426,17 +469,21 @@ class Diagnosis(Sourced):
     stderr, or text pasted into ``envcheck explain``); ``cause`` and ``fix`` are templates whose
     ``{name}`` fields are the pattern's named groups or facts helpers of
     :mod:`envcheck.verify.rules`. ``checks`` limits the rule to those verify checks (empty: any);
-    ``wsl`` limits it to WSL (true) or to everything else (false). ``example`` is a real message
-    the pattern must match (tests hold every rule to it).
+    ``wsl`` limits it to WSL (true) or to everything else (false); ``os`` to one platform
+    (``windows``, ``linux``, ``macos``) when the platform is known. ``example`` is a real message
+    the pattern must match (tests hold every rule to it). ``evidence`` says, for the family table,
+    what shows the problem: the words of the message, and the verify facts that show it too.
     """
 
     id: str = ""
     checks: Tuple[str, ...] = ()
     pattern: str = ""
     wsl: Optional[bool] = None
+    os: str = ""
     cause: str = ""
     fix: str = ""
     example: str = ""
+    evidence: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """render(Plan) → the files a person installs from; :func:`write_outputs` puts them on disk safely.
 
 Formats (``--format``): ``pip`` → requirements.txt, ``conda`` → environment.yml,
-``docker`` → Dockerfile, ``lock`` → envcheck.lock.toml (the default set), and ``uv`` →
-pyproject.uv.toml (``[tool.uv]`` index and sources with platform markers); ``all`` = every one.
+``docker`` → Dockerfile, ``lock`` → envcheck.lock.toml (the default set), ``uv`` →
+pyproject.uv.toml (``[tool.uv]`` index and sources with platform markers), and ``script`` →
+install.sh / install.ps1 (the recipe, runnable); ``all`` = every one. Every format carries the
+same recipe steps (:mod:`envcheck.render.recipe`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from envcheck.render.files import (
     render_requirements,
     render_uv,
 )
+from envcheck.render.recipe import render_script, script_name
 from envcheck.resolve.plan import Plan
 
 FORMATS = {
@@ -25,6 +28,7 @@ FORMATS = {
     "docker": ("Dockerfile", render_dockerfile),
     "lock": ("envcheck.lock.toml", render_lock),
     "uv": ("pyproject.uv.toml", render_uv),
+    "script": ("install.sh", render_script),  # install.ps1 for a Windows plan (script_name)
 }
 DEFAULT_FORMATS = ("pip", "conda", "docker", "lock")
 
@@ -52,4 +56,4 @@ def parse_formats(text: str) -> list:
 
 def render(plan: Plan, formats: Sequence[str] = DEFAULT_FORMATS) -> Dict[str, str]:
     """``{file name: text}`` for each requested format."""
-    return {FORMATS[f][0]: FORMATS[f][1](plan) for f in formats}
+    return {(script_name(plan) if f == "script" else FORMATS[f][0]): FORMATS[f][1](plan) for f in formats}

@@ -73,6 +73,10 @@ def comment_block(plan: Plan, prefix: str = "# ") -> str:
     drv = driver_line(plan)
     if drv:
         lines.append(drv)
+    hosts = plan.hosts()
+    if hosts:
+        lines.append("hosts a firewall must allow (https): " + ", ".join(hosts))
+    lines += [f"mirror: {m}" for m in plan.mirror_report()]
     for w in plan.candidate.warnings:
         lines.append(f"caveat [{w.code}]: {w.message}")
     for a in plan.resolution.assumptions:

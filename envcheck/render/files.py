@@ -5,19 +5,15 @@ Pure text generation: no I/O beyond reading the templates in ``dockerfiles/`` an
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 import shlex
 from typing import Any, Dict, List, Optional
 
 import tomli_w
 
-from envcheck.machine.model import drop_none_table
 from envcheck.render.common import comment_block, driver_line, template, title, version
+from envcheck.render.recipe import recipe_comment
 from envcheck.resolve.plan import Plan
-
-LOCK_SCHEMA = 1
-
 
 def render_requirements(plan: Plan) -> str:
     """``requirements.txt``: the index option, pinned torch + companions, comments saying why.
@@ -35,12 +31,8 @@ def render_requirements(plan: Plan) -> str:
         lines.append("# hash-pinned: pip --require-hashes needs every dependency hashed too — install the "
                      "dependencies first and these with --no-deps, or lock them all "
                      "(uv pip compile --generate-hashes)")
+    lines.append(recipe_comment(plan))
     lines += plan.pip_lines()
-    if plan.steps:
-        lines.append("# after installing, run (post-install steps of this build):")
-        for s in plan.steps:
-            lines.append(f"#   [{s.key}] {s.description}")
-            lines += [f"#     {ln}" for ln in s.shell.strip().splitlines()]
     if plan.env:
         lines.append("# set in the environment that runs torch: "
                      + " ".join(f"{k}={v}" for k, v in sorted(plan.env.items())))
@@ -88,11 +80,8 @@ def render_environment(plan: Plan) -> str:
         if cv:
             notes.append("# conda-forge CUDA builds need the __cuda virtual package (a driver) at solve time;"
                          " on a machine without one: CONDA_OVERRIDE_CUDA=" + cv)
-    steps = ""
-    if plan.steps:
-        steps = "\n# after `conda env create`, run inside the environment:\n" + "\n".join(
-            "\n".join(f"#   {ln}" for ln in s.shell.strip().splitlines()) for s in plan.steps
-        )
+    steps = ("\n# With conda, the [python] and [install] steps are `conda env create -f environment.yml`"
+             " and `conda activate`; run the other steps as the recipe says:\n" + recipe_comment(plan))
     name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"torch-{plan.release.version}-{b.variant}")
     text = template("conda", "environment.yml.in").substitute(
         title=title(plan),
@@ -123,6 +112,7 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
     from envcheck.errors import UsageError
 
     img = plan.base_image
+    wheelhouse = wheelhouse or plan.offline or None  # plan --download: the wheels folder beside it
     if img is None:
         raise UsageError(f"no Docker base image on record for the {plan.build.backend} backend "
                          "(matrices/docker.toml)")
@@ -139,16 +129,24 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
         opt = f"{plan.index_option} " if plan.index_option else ""
         install = f"RUN {pip} {opt}{pins}"
     post = []
-    for s in plan.steps:
-        if s.env:
-            continue  # becomes ENV below
-        body = " \\\n && ".join(ln.strip() for ln in s.shell.strip().splitlines() if ln.strip())
-        post.append(f"# {s.description}\nRUN {body}")
+    for s in plan.recipe:
+        if s.kind not in ("post-install", "verify"):
+            continue
+        if s.kind == "post-install" and s.env and not [ln for ln in s.lines() if not ln.startswith("export ")]:
+            post.append(f"# {s.marker}: {s.title} (set with ENV)")
+            continue
+        body = " \\\n && ".join(ln.strip() for ln in s.lines())
+        post.append(f"# {s.marker}: {s.title}\nRUN {body}")
     env = [f"ENV {k}={v}" for k, v in sorted({**img.env, **plan.env}.items())]
     prereq = [f"# Host prerequisite: {p}" for p in img.prerequisites]
     drv = driver_line(plan)
     if drv:
         prereq.insert(0, f"# Host prerequisite: {drv}")
+    for s in plan.recipe:
+        if s.kind in ("host", "system", "python", "install"):
+            done = {"host": "on the host", "install": "below (RUN pip install)"}.get(
+                s.kind, "on the host" if not s.container or s.runs_in == "windows" else "by the base image / template below")
+            prereq.append(f"# {s.marker}: {s.title} — {done}" + (f" ({s.url})" if s.url else ""))
     labels = {
         "org.opencontainers.image.title": f"torch {plan.pins['torch']}",
         "io.envcheck.torch": plan.pins["torch"],
@@ -200,50 +198,13 @@ def render_uv(plan: Plan) -> str:
         doc["tool"] = {"uv": uv}
     head = [f"# {title(plan)}",
             f"# Written by envcheck {version()} (`envcheck plan --format uv`): merge these tables into your",
-            "# pyproject.toml, then `uv lock && uv sync`.",
-            comment_block(plan)]
+            "# pyproject.toml, then `uv lock && uv sync` (uv sync is the [python] and [install] steps below).",
+            comment_block(plan), recipe_comment(plan)]
     return "\n".join(head) + "\n" + tomli_w.dumps(doc)
 
 
-def lock_document(plan: Plan, generated: Optional[str] = None) -> Dict[str, Any]:
-    """The ``envcheck.lock.toml`` document: machine, chosen build, what verify must find."""
-    b, r = plan.build, plan.release
-    res = plan.resolution
-    now = generated or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    doc: Dict[str, Any] = {
-        "schema": LOCK_SCHEMA,
-        "generated": now,
-        "envcheck": version(),
-        "request": {
-            "torch": res.request.torch_text or "*",
-            "backend": res.request.backend,
-            "compile": res.request.compile,
-        },
-        "machine": res.machine.to_dict(),
-        "build": {
-            "torch": r.version,
-            "variant": b.variant,
-            "channel": b.channel,
-            "index_url": plan.index_url,
-            "index_kind": plan.index_kind,
-            "python": plan.python,
-            "platform": res.machine.platform,
-            "wheel_tag": b.wheel_tag.get(res.machine.platform, ""),
-            "source": list(b.source),
-            "confidence": b.confidence,
-            "warnings": [w.message for w in plan.candidate.warnings],
-        },
-        "expect": plan.expect(),
-        "pip": {"lines": plan.pip_lines()},
-    }
-    if plan.steps:
-        doc["post_install"] = [{"key": s.key, "description": s.description, "shell": s.shell} for s in plan.steps]
-    return doc
-
-
 def render_lock(plan: Plan, generated: Optional[str] = None) -> str:
-    """``envcheck.lock.toml`` as text (``verify --lock`` reads it)."""
-    head = (f"# envcheck.lock.toml — {title(plan)}\n"
-            "# Written by `envcheck plan`; `envcheck verify --lock envcheck.lock.toml` checks an environment against it.\n")
-    return head + tomli_w.dumps(drop_none_table(lock_document(plan, generated)))
+    """``envcheck.lock.toml`` as text (:mod:`envcheck.lock` writes it; ``verify --lock`` reads it)."""
+    from envcheck.lock import render_lock as _render
 
+    return _render(plan, generated, title(plan))

@@ -284,23 +284,40 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
             if wsl_rels:
                 out.append(f"AMD publishes ROCm wheels for the {g.name} under WSL2: `envcheck plan --gpu "
                            f"{g.arch} --wsl` plans that (ROCm {wsl_rels[-1].rocm} on WSL)")
+    instead, routes = amd_routes(ctx.matrix, machine)
+    out = instead + out
+    fallback: List[str] = []
     if res.status == "no_official_build" and machine.os != "macos":
         for g in machine.served_gpus:
-            if g.vendor == "amd" and machine.os == "linux":
+            if g.vendor == "amd" and machine.os == "linux" and not machine.wsl:
                 out.append(
                     f"build torch from source for {g.arch}: PYTORCH_ROCM_ARCH={g.arch} (ROCm's and "
-                    "PyTorch's build docs); overriding the reported ISA with HSA_OVERRIDE_GFX_VERSION "
-                    "is not supported by AMD and is not offered here"
+                    "PyTorch's build docs)"
                 )
             elif g.vendor == "nvidia":
                 cc = g.compute_capability
                 cc_s = f"{cc[0]}.{cc[1]}" if cc else g.arch
                 out.append(f"build torch from source with TORCH_CUDA_ARCH_LIST={cc_s} for the {g.name}")
         if res.fallback:
-            out.append(f"use the CPU build {name_of(res.fallback)} instead: re-run with --backend cpu")
+            fallback.append(f"use the CPU build {name_of(res.fallback)} instead: re-run with --backend cpu")
     elif res.status == "no_build" and res.fallback:
-        out.append(f"the CPU build {name_of(res.fallback)} would install: re-run with --backend cpu")
-    return list(dict.fromkeys(out))
+        fallback.append(f"the CPU build {name_of(res.fallback)} would install: re-run with --backend cpu")
+    return list(dict.fromkeys(out + routes + fallback))
+
+
+def amd_routes(matrix: Matrix, machine: Machine) -> Tuple[List[str], List[str]]:
+    """The ``matrices/amd-routes.toml`` rows for the machine's AMD GPUs, as sentences with their page:
+    ``(instead, other)`` — rows that say this setup has no way (first), and the other routes and
+    named unsupported workarounds."""
+    instead: List[str] = []
+    other: List[str] = []
+    for g in machine.gpus_of("amd"):
+        for r in matrix.amd_routes:
+            if machine.os not in r.os or (r.wsl is not None and r.wsl != bool(machine.wsl)) or g.arch not in r.gfx:
+                continue
+            text = r.text.replace("{gpu}", g.name).replace("{arch}", g.arch) + (f" (source: {r.url})" if r.url else "")
+            (instead if r.kind == "instead" else other).append(text)
+    return instead, other
 
 
 def _assumptions(res: Resolution, ctx: Context) -> List[str]:

@@ -9,13 +9,17 @@ machine needs, the conda and Docker choices, and what ``verify`` must find later
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.errors import UsageError
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import BaseImage, CondaForgeRow, Marker, Step, vkey
 from envcheck.resolve.rules import name_of
 from envcheck.resolve.types import Candidate, Resolution
+
+if TYPE_CHECKING:
+    from envcheck.lock import Expect
+    from envcheck.resolve.recipe import RecipeStep
 
 DEFAULT_MIRROR_PREFIX = "https://download.pytorch.org/whl"
 
@@ -107,6 +111,10 @@ class Plan:
     marker: Optional[Marker] = None
     hashes: Dict[str, List[str]] = field(default_factory=dict)  # package -> sha256 (plan --hashes)
     notes: List[str] = field(default_factory=list)
+    recipe: List[RecipeStep] = field(default_factory=list)
+    mirrors: List[Tuple[str, str]] = field(default_factory=list)
+    matrix_index_url: str = ""  # the index URL before --mirror
+    offline: str = ""  # a folder of wheels (plan --download): installs use --no-index --find-links it
 
     @property
     def machine(self):
@@ -123,6 +131,34 @@ class Plan:
     @property
     def title(self) -> str:
         return name_of(self.candidate)
+
+    def hosts(self) -> List[str]:
+        """The hosts a firewall must allow for this plan's installs (none for an offline plan)."""
+        from urllib.parse import urlsplit
+
+        if self.offline:
+            return []
+        out: List[str] = []
+        if self.build.channel != "pypi":
+            host = urlsplit(self.index_url).hostname
+            if host:
+                out.append(host)
+        if self.build.channel == "pypi" or self.index_kind == "find-links":
+            out += ["pypi.org", "files.pythonhosted.org"]  # pip's default index serves the rest
+        return list(dict.fromkeys(out))
+
+    def mirror_report(self) -> List[str]:
+        """What ``--mirror`` did not rewrite, in sentences (empty without --mirror)."""
+        if not self.mirrors:
+            return []
+        out = []
+        if self.build.channel != "pypi" and self.index_url == self.matrix_index_url:
+            out.append(f"--mirror did not rewrite {self.index_url}: no mirror prefix matches it "
+                       "(give --mirror PREFIX=URL for that index)")
+        if self.build.channel == "pypi" or self.index_kind == "find-links":
+            out.append("--mirror does not rewrite PyPI: dependencies come from pip's configured index "
+                       "(PIP_INDEX_URL or pip.conf index-url pointed at your PyPI mirror)")
+        return out
 
     def pip_lines(self) -> List[str]:
         """The requirement lines (index option first), without comments."""
@@ -142,6 +178,8 @@ class Plan:
     @property
     def index_option(self) -> str:
         """``--index-url URL`` / ``--find-links URL``; empty for plain PyPI (pip's configured index)."""
+        if self.offline:
+            return f"--no-index --find-links {self.offline}"
         if self.build.channel == "pypi":
             return ""
         opt = "--index-url" if self.index_kind == "simple" else "--find-links"
@@ -155,36 +193,25 @@ class Plan:
             out.update(s.env)
         return out
 
-    def expect(self) -> Dict[str, object]:
+    def expect(self) -> Expect:
         """What ``envcheck verify`` must find in an environment installed from this plan."""
-        b = self.build
-        exp: Dict[str, object] = {"torch_version": self.pins["torch"], "variant": b.variant,
-                                  "python": self.python}
-        for pkg in ("torchvision", "torchaudio"):
-            if pkg in self.pins:
-                exp[pkg] = self.pins[pkg]
-        if b.cuda:
-            exp["cuda"] = ".".join(b.cuda.split(".")[:2])
-            exp["arch_list"] = list(b.sm) + list(b.ptx)
-        if b.cudnn:
-            exp["cudnn"] = b.cudnn
-            exp["cudnn_version"] = cudnn_version_int(b.cudnn)
-        if b.nccl:
-            exp["nccl"] = b.nccl
-        if b.rocm:
-            exp["hip"] = ".".join(b.rocm.split(".")[:2])
-            exp["arch_list"] = list(b.gfx)
-        gpus = self.machine.served_gpus
-        if gpus:
-            exp["gpu_arch"] = sorted({g.arch for g in gpus})
-        for k, v in self.driver.items():
-            exp[f"driver_{k}"] = v
-        if self.steps:
-            exp["post_install"] = [s.key for s in self.steps]
-        if b.mps:
-            exp["mps"] = True
-        return exp
+        from envcheck.lock import Expect
 
+        b = self.build
+        gpus = self.machine.served_gpus
+        return Expect(
+            torch_version=self.pins["torch"], variant=b.variant, python=self.python,
+            torchvision=self.pins.get("torchvision"), torchaudio=self.pins.get("torchaudio"),
+            cuda=".".join(b.cuda.split(".")[:2]) if b.cuda else None,
+            cudnn=b.cudnn or None, cudnn_version=cudnn_version_int(b.cudnn) if b.cudnn else None,
+            nccl=b.nccl or None,
+            hip=".".join(b.rocm.split(".")[:2]) if b.rocm else None,
+            arch_list=tuple(b.gfx) if b.rocm else tuple(b.sm) + tuple(b.ptx) if b.cuda else (),
+            gpu_arch=tuple(sorted({g.arch for g in gpus})) if gpus else (),
+            driver=dict(self.driver),
+            post_install=tuple(s.key for s in self.steps),
+            mps=bool(b.mps),
+        )
 
 def _conda_choice(
     matrix: Matrix, c: Candidate, platform: str
@@ -244,7 +271,8 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         return None
     b, r = c.build, c.release
     ch = matrix.channel(b.channel)
-    index_url = rewrite_url(ch.url_for(b.variant), mirrors)
+    original_url = ch.url_for(b.variant)
+    index_url = rewrite_url(original_url, mirrors)
     notes: List[str] = []
 
     label = b.version_of
@@ -285,7 +313,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         companions = {k: v for k, v in pins.items() if k != "torch"}
         digests = wheel_hashes(matrix, r.version, b.variant, companions, res.machine.platform,
                                c.python or "", b.channel)
-    return Plan(
+    plan = Plan(
         resolution=res,
         candidate=c,
         python=python,
@@ -299,4 +327,10 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         marker=matrix.markers.get(res.machine.platform),
         hashes=digests,
         notes=notes,
+        mirrors=list(mirrors),
     )
+    plan.matrix_index_url = original_url
+    from envcheck.resolve.recipe import build_recipe
+
+    plan.recipe = build_recipe(plan, matrix, res.request.compile, steps)
+    return plan

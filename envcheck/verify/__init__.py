@@ -7,7 +7,7 @@ The stage after plan in the pipeline::
 
 * :mod:`~envcheck.verify.collector` — the standalone script run inside the target interpreter.
 * :mod:`~envcheck.verify.collect` — runs it with per-check timeouts; hangs and crashes become results.
-* :mod:`~envcheck.verify.facts` / :mod:`~envcheck.verify.lock` — the inputs, read and checked.
+* :mod:`~envcheck.verify.facts` / :mod:`~envcheck.lock` — the inputs, read and checked.
 * :mod:`~envcheck.verify.diagnose` — pure judgement; :mod:`~envcheck.verify.rules` — the data-driven
   error rules (``matrices/diagnoses.toml``) shared with ``envcheck explain``.
 """
@@ -19,9 +19,9 @@ from typing import Any
 # Light on import (the CLI's parser reads CHECKS): the rest loads on first use.
 _LAZY = {
     "Check": "envcheck.verify.diagnose", "diagnose": "envcheck.verify.diagnose",
-    "CHECKS": "envcheck.verify.facts", "Facts": "envcheck.verify.facts",
-    "load_facts": "envcheck.verify.facts", "probes_for": "envcheck.verify.facts",
-    "Lock": "envcheck.verify.lock", "load_lock": "envcheck.verify.lock",
+    "CHECKS": "envcheck.verify.checks", "Facts": "envcheck.verify.facts",
+    "load_facts": "envcheck.verify.facts", "probes_for": "envcheck.verify.checks",
+    "Lock": "envcheck.lock", "load_lock": "envcheck.lock",
     "Finding": "envcheck.verify.rules", "collect": "envcheck.verify.collect",
 }
 

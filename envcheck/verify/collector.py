@@ -13,6 +13,10 @@ Protocol: one JSON object per line on the *original* stdout; fd 1 is pointed at 
 is imported, so anything torch or a C library prints cannot corrupt the stream::
 
     {"event": "hello", "protocol": 1, "python": {...}, "platform": {...}, "env": {...}, "packages": {...}}
+    # platform: os, arch, glibc, wsl (+ wsl_version), container (+ container_runtime), shm_mib (size
+    # of /dev/shm), l4t (Jetson), macos + vm, vcruntime (Windows); packages: every copy of torch,
+    # its companions, triton, numpy, xformers, flash-attn, bitsandbytes and every nvidia-*/rocm*/amd-*
+    # wheel: name, version, location, requires, installer, direct_url
     {"event": "start", "check": "matmul"}
     {"event": "result", "check": "matmul", "outcome": "ok", "seconds": 0.04, "data": {...}}
     {"event": "done"}
@@ -51,7 +55,11 @@ ENV_KEYS = (
 )
 
 #: Distributions whose installed copies (every one on sys.path) are recorded.
-PACKAGES = ("torch", "torchvision", "torchaudio", "triton", "pytorch-triton-rocm", "numpy")
+PACKAGES = ("torch", "torchvision", "torchaudio", "triton", "pytorch-triton", "pytorch-triton-rocm",
+            "pytorch-triton-xpu", "numpy", "xformers", "flash-attn", "bitsandbytes", "intel-extension-for-pytorch")
+
+#: ... and every distribution whose name starts with one of these (CUDA, ROCm and AMD device wheels).
+PACKAGE_PREFIXES = ("nvidia-", "rocm", "amd-")
 
 
 class Skip(Exception):
@@ -85,6 +93,67 @@ def _read(path, limit=4096):
         return None
 
 
+def _container_runtime():
+    """``docker`` / ``podman`` / ``kubernetes`` / ``containerd`` / ``lxc`` / ``wsl``… from the
+    markers each leaves, else ``None``."""
+    if os.path.exists("/run/.containerenv"):
+        return "podman"
+    if os.path.exists("/.dockerenv"):
+        return "docker"
+    env = os.environ.get("container")  # noqa: SIM112 - systemd and podman set it in lower case
+    if env:
+        return env[:40]
+    text = (_read("/proc/1/cgroup", 20000) or "") + (_read("/proc/self/mountinfo", 200000) or "")
+    for marker, name in (("kubepods", "kubernetes"), ("/docker/", "docker"), ("containerd", "containerd"),
+                         ("/lxc/", "lxc"), ("libpod", "podman")):
+        if marker in text:
+            return name
+    return None
+
+
+def _shm_mib(path="/dev/shm"):
+    try:
+        st = os.statvfs(path)
+    except (OSError, AttributeError):
+        return None
+    return int(st.f_blocks * st.f_frsize // (1024 * 1024))
+
+
+def _l4t():
+    """Jetson: ``"36.4.0"`` from /etc/nv_tegra_release (``# R36 (release), REVISION: 4.0``)."""
+    text = _read("/etc/nv_tegra_release", 2000)
+    if not text:
+        return None
+    m = re.search(r"R(\d+)\s*\(release\),\s*REVISION:\s*([\d.]+)", text)
+    return "%s.%s" % (m.group(1), m.group(2)) if m else text.strip().splitlines()[0][:80]
+
+
+def _mac_vm():
+    """Whether this macOS runs in a virtual machine (kern.hv_vmm_present: hosted CI runners,
+    where MPS is limited or absent)."""
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        value = ctypes.c_int(0)
+        size = ctypes.c_size_t(ctypes.sizeof(value))
+        if libc.sysctlbyname(b"kern.hv_vmm_present", ctypes.byref(value), ctypes.byref(size), None, 0) != 0:
+            return None
+        return bool(value.value)
+    except Exception:
+        return None
+
+
+#: The Visual C++ runtime DLLs torch's Windows wheels need (and libomp for fbgemm.dll).
+VCRUNTIME = ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll", "libomp140.x86_64.dll")
+
+
+def _vcruntime():
+    root = os.environ.get("SYSTEMROOT", r"C:\Windows")
+    return [n for n in VCRUNTIME if os.path.exists(os.path.join(root, "System32", n))]
+
+
 def platform_facts():
     osname = {"linux": "linux", "win32": "windows", "darwin": "macos"}.get(sys.platform, sys.platform)
     out = {"os": osname, "arch": platform.machine().lower(), "release": platform.release()}
@@ -97,32 +166,70 @@ def platform_facts():
         out["glibc"] = parts[1] if len(parts) == 2 and parts[0] == "glibc" else None
         osrelease = _read("/proc/sys/kernel/osrelease") or ""
         out["wsl"] = "microsoft" in osrelease.lower()
-        out["container"] = os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
+        if out["wsl"]:
+            out["wsl_version"] = 2 if "wsl2" in osrelease.lower() or "microsoft-standard" in osrelease.lower() else 1
+        runtime = _container_runtime()
+        out["container"] = runtime is not None
+        if runtime:
+            out["container_runtime"] = runtime
+        out["shm_mib"] = _shm_mib()
+        l4t = _l4t()
+        if l4t:
+            out["l4t"] = l4t
     elif osname == "macos":
         out["macos"] = platform.mac_ver()[0]
+        out["vm"] = _mac_vm()
+    elif osname == "windows":
+        out["vcruntime"] = _vcruntime()
     return out
 
 
 def _dist_metadata(path):
-    """Version and Requires-Dist of one ``*.dist-info`` / ``*.egg-info`` folder."""
+    """Name, version and Requires-Dist of one ``*.dist-info`` / ``*.egg-info`` folder, with the
+    installer (``INSTALLER``: pip, uv, conda) and where it came from (``direct_url.json``)."""
     text = _read(os.path.join(path, "METADATA"), 200000) or _read(os.path.join(path, "PKG-INFO"), 200000)
     if text is None:
         return None
-    version, requires = None, []
+    name, version, requires = None, None, []
     for line in text.splitlines():
         if not line.strip():
             break  # headers end at the first blank line
-        if line.startswith("Version:"):
+        if line.startswith("Name:"):
+            name = line.split(":", 1)[1].strip()
+        elif line.startswith("Version:"):
             version = line.split(":", 1)[1].strip()
         elif line.startswith("Requires-Dist:"):
             requires.append(line.split(":", 1)[1].strip())
-    return {"version": version, "requires": requires}
+    out = {"version": version, "requires": requires}
+    if name:
+        out["name"] = name
+    installer = (_read(os.path.join(path, "INSTALLER"), 200) or "").strip()
+    if installer:
+        out["installer"] = installer.splitlines()[0][:40]
+    raw = _read(os.path.join(path, "direct_url.json"), 20000)
+    if raw:
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and isinstance(doc.get("url"), str):
+            direct = {"url": doc["url"][:500]}
+            if isinstance(doc.get("dir_info"), dict) and doc["dir_info"].get("editable"):
+                direct["editable"] = True
+            out["direct_url"] = direct
+    return out
 
 
-def package_facts(names=PACKAGES):
-    """Every installed copy of each package on sys.path, first (the one import finds) first."""
-    wanted = {re.sub(r"[-_.]+", "_", n).lower(): n for n in names}
-    found = {n: [] for n in names}
+def _norm(name):
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def package_facts(names=PACKAGES, prefixes=PACKAGE_PREFIXES):
+    """Every installed copy of each package on sys.path, first (the one import finds) first:
+    ``names`` by name, and every distribution whose name starts with one of ``prefixes``."""
+    wanted = {_norm(n): n for n in names}
+    starts = tuple(_norm(p) for p in prefixes)
+    found = {}
     seen = set()
     for entry in sys.path:
         if not entry or not os.path.isdir(entry):
@@ -139,13 +246,18 @@ def package_facts(names=PACKAGES):
             m = re.match(r"(.+?)-[^-]+\.(dist-info|egg-info)$", item)
             if not m:
                 continue
-            key = re.sub(r"[-_.]+", "_", m.group(1)).lower()
+            key = _norm(m.group(1))
             if key in wanted:
-                meta = _dist_metadata(os.path.join(entry, item))
-                if meta:
-                    meta["location"] = entry
-                    found[wanted[key]].append(meta)
-    return {k: v for k, v in found.items() if v}
+                label = wanted[key]
+            elif key.startswith(starts):
+                label = key.replace("_", "-")
+            else:
+                continue
+            meta = _dist_metadata(os.path.join(entry, item))
+            if meta:
+                meta["location"] = entry
+                found.setdefault(label, []).append(meta)
+    return found
 
 
 def env_facts():
@@ -611,6 +723,63 @@ def probe_torchaudio_compat(st):
     return d
 
 
+def loaded_objects(limit=800):
+    """Paths of the shared objects mapped into this process, in load order (/proc/self/maps);
+    ``None`` where there is no /proc (macOS, Windows)."""
+    text = _read("/proc/self/maps", 4000000)
+    if text is None:
+        return None
+    out, seen = [], set()
+    for line in text.splitlines():
+        parts = line.split(None, 5)
+        if len(parts) < 6:
+            continue
+        path = parts[5].strip()
+        if not path.startswith("/") or path in seen:
+            continue
+        base = path.rsplit("/", 1)[-1]
+        if ".so" not in base:
+            continue
+        seen.add(path)
+        out.append(path)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def probe_environment(st):
+    """The evidence that decides a family of failures: the shared objects actually loaded (after
+    ``import torch``, and after the first CUDA/HIP call), and every accelerator torch can drive."""
+    torch = st.need_torch()
+    d = {"after_import": loaded_objects()}
+    acc = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            acc["cuda"] = bool(torch.cuda.is_available())
+        except Exception as exc:
+            d["errors"] = {"cuda": "%s: %s" % (type(exc).__name__, str(exc)[:500])}
+            acc["cuda"] = False
+        xpu = getattr(torch, "xpu", None)
+        try:
+            acc["xpu"] = bool(xpu is not None and xpu.is_available())
+        except Exception:
+            acc["xpu"] = False
+        mps = getattr(getattr(torch, "backends", None), "mps", None)
+        try:
+            acc["mps"] = bool(mps is not None and mps.is_available())
+        except Exception:
+            acc["mps"] = False
+    d["accelerators"] = acc
+    if acc["cuda"]:
+        try:
+            torch.cuda.init()  # the first CUDA/HIP call: libraries loaded lazily show up now
+            d["after_cuda"] = loaded_objects()
+        except Exception as exc:
+            d.setdefault("errors", {})["init"] = "%s: %s" % (type(exc).__name__, str(exc)[:500])
+    return d
+
+
 def probe_wsl_libhsa(st):
     plat = platform_facts()
     if not plat.get("wsl"):
@@ -628,6 +797,7 @@ def probe_wsl_libhsa(st):
 
 PROBES = {
     "import_torch": probe_import_torch,
+    "environment": probe_environment,
     "cuda_build": probe_cuda_build,
     "allocation": probe_allocation,
     "matmul": probe_matmul,

@@ -14,10 +14,10 @@ from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import Build, Release, vkey
 from envcheck.verify.facts import Facts, public_version, variant_of
+from envcheck.lock import Lock
 from envcheck.verify.machine import gfx_of, machine_from_facts, sm_of
 
 __all__ = ["Context", "gfx_of", "sm_of", "split_arch_list", "site_of", "short_list"]
-from envcheck.verify.lock import Lock
 
 #: Characters before a rule's match kept for helpers (:attr:`Context.before`).
 BEFORE = 200
@@ -55,7 +55,9 @@ class Context:
         before: up to :data:`BEFORE` characters of the text just before the rule's match (set per
             rule; the GPU name in front of "with CUDA capability sm_120 …").
         hints: facts read from the explained text itself (``cuda_driver_max`` from "found version
-            12080"); they rank below the collected facts and above the probed machine.
+            12080", ``os`` from a ``C:\\`` path, ``gpu_arch`` from "sm_120" or "gfx1103"); they rank
+            below the collected facts and above the probed machine (the text may come from another
+            machine: its own facts rule out builds that cannot run there).
     """
 
     facts: Facts
@@ -88,6 +90,18 @@ class Context:
     @property
     def wsl(self) -> bool:
         return self.here.wsl
+
+    @property
+    def wsl_known(self) -> bool:
+        """Whether WSL or not is known (facts, the text, or a machine), not assumed."""
+        return self.facts.wsl is not None or "wsl" in self.hints or self.machine is not None
+
+    @property
+    def os_known(self) -> Optional[str]:
+        """The platform when known from the facts, the text or a machine; ``None`` when assumed."""
+        if self.facts.os or "os" in self.hints or self.machine is not None:
+            return self.os
+        return None
 
     @property
     def glibc(self) -> Optional[str]:

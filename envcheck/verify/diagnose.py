@@ -17,8 +17,9 @@ from envcheck.machine.model import Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import vkey
 from envcheck.verify.context import Context, short_list, site_of
-from envcheck.verify.facts import CHECKS, Facts, public_version
-from envcheck.verify.lock import Lock
+from envcheck.lock import Lock
+from envcheck.verify.checks import BY_NAME, CHECKS
+from envcheck.verify.facts import Facts, public_version
 from envcheck.verify.rules import (
     HELPERS,
     Garbled,
@@ -36,7 +37,7 @@ class Check:
     """One line of the verify report.
 
     Attributes:
-        name: the check (:data:`envcheck.verify.facts.CHECKS`).
+        name: the check (:data:`envcheck.verify.checks.CHECKS`).
         status: ``pass`` | ``fail`` | ``skip`` | ``warn``.
         seconds: wall time of the probe behind it (0 for checks that only compare facts).
         detail: what was seen, and for a failure why it fails.
@@ -98,9 +99,9 @@ class _Judge:
 
     # -- dispatch -------------------------------------------------------------------------------
     def check(self, name: str) -> Check:
-        own: Optional[Callable[[], Check]] = getattr(self, f"check_{name}", None)
-        if name in ("arch_compat", "driver", "lock"):
-            assert own is not None
+        spec = BY_NAME[name]
+        own: Callable[[], Check] = getattr(self, spec.judge)
+        if spec.probe is None:  # judges facts other probes collected
             return own()
         run = self.facts.run(name)
         col_error = self.facts.section("collector").get("error")
@@ -116,7 +117,6 @@ class _Judge:
             return Check(name, "skip", secs, run.get("reason") or "does not apply here")
         if outcome != "ok":
             return self.failure(name, run)
-        assert own is not None
         c = own()
         c.seconds = secs
         return c
@@ -200,11 +200,18 @@ class _Judge:
         if not (b.get("cuda") or b.get("hip") or b.get("xpu")):
             vendors = {g.vendor for g in ctx.gpus()}
             gpus = ", ".join(f"{g.name} ({g.arch})" for g in ctx.gpus())
-            if vendors & {"nvidia", "amd"}:
+            if vendors & {"nvidia", "amd", "intel"}:
                 return Check("cuda_build", "fail",
                              detail=f"{detail}, but this machine has {gpus}: torch cannot use it",
-                             fix=HELPERS["cuda_build_fix"](ctx))
-            return Check("cuda_build", "pass", detail=detail + "; no NVIDIA/AMD GPU on this machine")
+                             fix=HELPERS["cuda_build_fix"](ctx), rule="cpu-only-build")
+            if "apple" in vendors and b.get("mps_built") is False:
+                return Check("cuda_build", "fail",
+                             detail=f"{detail}, without MPS (torch.backends.mps.is_built() is False), but this Mac "
+                                    f"has {gpus}: torch cannot use it",
+                             fix=HELPERS["install_fix"](ctx), rule="cpu-only-build")
+            if "apple" in vendors and b.get("mps_available"):
+                return Check("cuda_build", "pass", detail=detail + "; MPS (the Apple GPU) is available")
+            return Check("cuda_build", "pass", detail=detail + "; no NVIDIA/AMD/Intel GPU on this machine")
         for key in ("cudnn", "nccl", "arch_list"):
             if key in errs:
                 hits = match(self.rules, errs[key], ctx, check="cuda_build")
@@ -235,6 +242,50 @@ class _Judge:
         if b.get("hip"):
             return "no ROCm device is visible" + quote
         return "CPU-only build"
+
+    def check_environment(self) -> Check:
+        """Wheels of two CUDA majors, CUDA libraries loaded from outside the wheels that provide
+        them, a small /dev/shm in a container — each named with the family it causes."""
+        from envcheck.verify.evidence import SHM_SMALL_MIB, mixed_majors, shadowing, shm_mib
+        from envcheck.verify.rules import HELPERS
+
+        f = self.facts
+        data = f.probe_data("environment")
+        problems: List[Tuple[str, str]] = []  # (detail, family)
+        for mm in mixed_majors(f):
+            listed = "; ".join(f"cu{k}: {', '.join(v)}" for k, v in sorted(mm.majors.items()))
+            family = {"nvidia-nccl": "nccl-symbol-mismatch", "nvidia-nvjitlink": "nvjitlink-symbol-mismatch",
+                      "nvidia-cusparse": "nvjitlink-symbol-mismatch"}.get(mm.base, "cublas-symbol-mismatch")
+            problems.append((f"{mm.base} is installed for two CUDA majors ({listed}); only one loads, and "
+                             f"torch{'' if not mm.keep else ' uses CUDA ' + mm.keep} needs its own", family))
+        for soname, path in shadowing(f):
+            family = ("nccl-symbol-mismatch" if "nccl" in soname else
+                      "nvjitlink-symbol-mismatch" if "nvJitLink" in soname or "cusparse" in soname else
+                      "cudnn-not-initialized" if "cudnn" in soname else "cublas-symbol-mismatch")
+            problems.append((f"{soname} was loaded from {path}, not from its nvidia-* wheel: a copy on "
+                             "LD_LIBRARY_PATH or in the system's library path shadows the wheel's", family))
+        accel = data.get("accelerators") or {}
+        seen = ", ".join(k for k, v in accel.items() if v) or "none"
+        libs = data.get("after_cuda") or data.get("after_import")
+        summary = (f"accelerators torch can drive: {seen}; {len(libs)} shared objects loaded"
+                   if libs is not None else f"accelerators torch can drive: {seen}")
+        pkgs = self.facts.section("packages")
+        summary += f"; {sum(len(v) for v in pkgs.values() if isinstance(v, list))} distributions recorded"
+        if problems:
+            self.ctx.groups = {}
+            fix = HELPERS["cuda_symbol_fix"](self.ctx)
+            return Check("environment", "fail", detail="; ".join(p for p, _ in problems) + f" ({summary})",
+                         fix=fix, rule=problems[0][1])
+        plat = self.facts.section("platform")
+        mib = shm_mib(self.facts)
+        if mib is not None and mib < SHM_SMALL_MIB and plat.get("container"):
+            runtime = plat.get("container_runtime") or "a container"
+            return Check("environment", "warn",
+                         detail=f"/dev/shm is {mib} MiB in {runtime}: NCCL's shared-memory transport and DataLoader "
+                                f"workers need far more (Docker's default is 64 MB) ({summary})",
+                         fix="Start the container with `--shm-size=16g` (or `--ipc=host`); in Kubernetes mount an "
+                             "emptyDir with medium: Memory on /dev/shm.", rule="nccl-shm")
+        return Check("environment", "pass", detail=summary)
 
     def check_arch_compat(self) -> Check:
         run = self.facts.run("cuda_build")

@@ -3,7 +3,7 @@
 A Facts document is plain JSON (``verify --json`` prints it under ``facts``; ``--facts FILE`` reads
 it back, either alone or inside a whole ``verify --json`` report)::
 
-    {"schema": 1,
+    {"schema": 2,
      "python":   {"version": "3.11.7", "executable": "/venv/bin/python", "bits": 64, ...},
      "platform": {"os": "linux", "arch": "x86_64", "glibc": "2.36", "wsl": false, ...},
      "env":      {"LD_LIBRARY_PATH": "...", ...},              # an allow-list, never secrets
@@ -19,47 +19,25 @@ it back, either alone or inside a whole ``verify --json`` report)::
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from envcheck.errors import DataFileError
+from envcheck.verify.checks import PROBE_DATA, PROBE_ORDER
+from envcheck.verify.shape import list_of, map_of, shape_problem
 
-SCHEMA = 1
+#: Facts written now. 2 added the ``environment`` probe (libraries loaded, accelerators) and, in the
+#: sections, the host facts (container runtime, /dev/shm, WSL version, Jetson L4T, macOS VM, VC++
+#: runtime) and per distribution its name, installer and direct_url.
+SCHEMA = 2
 
-#: Every verify check, in report order. ``arch_compat``, ``driver`` and ``lock`` judge facts that
-#: other probes collect; the rest are probes of the same name in the collector.
-CHECKS: Tuple[str, ...] = (
-    "import_torch", "cuda_build", "arch_compat", "driver", "lock", "allocation", "matmul",
-    "stream_sync", "cudnn_conv", "distributed", "torchvision_compat", "torchaudio_compat",
-    "wsl_libhsa", "torch_compile",
-)
-
-#: The collector probe each check reads.
-PROBE_OF: Dict[str, Tuple[str, ...]] = {
-    "arch_compat": ("cuda_build",),
-    "driver": ("cuda_build",),
-    "lock": ("import_torch", "cuda_build", "torchvision_compat", "torchaudio_compat"),
-}
-
-#: The order probes run in one worker: cheap and fork-based ones first (distributed forks its ranks
-#: before any thread pool exists), torch.compile (slow) last.
-PROBE_ORDER: Tuple[str, ...] = (
-    "import_torch", "cuda_build", "distributed", "allocation", "matmul", "stream_sync",
-    "cudnn_conv", "torchvision_compat", "torchaudio_compat", "wsl_libhsa", "torch_compile",
-)
+#: Facts this envcheck reads: schema 1 files (earlier envchecks) replay unchanged — every key schema 2
+#: added is optional, so a schema 1 document is a schema 2 document without that evidence.
+SCHEMAS_READ = (1, 2)
 
 OUTCOMES = ("ok", "error", "skip", "crash", "timeout")
-
-
-def probes_for(checks: List[str]) -> List[str]:
-    """The probes (in run order) that the given checks need; ``import_torch`` always comes first."""
-    need = {"import_torch"}
-    for c in checks:
-        need.update(PROBE_OF.get(c, (c,)))
-    return [p for p in PROBE_ORDER if p in need]
 
 
 @dataclass
@@ -228,8 +206,9 @@ def facts_from_dict(doc: Any, path: object = "<facts>", prefix: str = "") -> Fac
     if not isinstance(doc, dict):
         raise fail("", "expected a JSON object of facts (see `envcheck verify --json`)")
     schema = doc.get("schema", SCHEMA)
-    if schema != SCHEMA:
-        raise fail("schema", f"unsupported facts schema {schema!r}; this envcheck reads {SCHEMA}")
+    if schema not in SCHEMAS_READ or isinstance(schema, bool):
+        raise fail("schema", f"unsupported facts schema {schema!r}; this envcheck reads "
+                             f"{', '.join(map(str, SCHEMAS_READ))}")
     for key in ("python", "platform", "env", "packages", "machine", "collector"):
         if key in doc and not isinstance(doc[key], dict):
             raise fail(key, f"expected an object, got {type(doc[key]).__name__}")
@@ -253,96 +232,23 @@ def facts_from_dict(doc: Any, path: object = "<facts>", prefix: str = "") -> Fac
     return Facts(doc)
 
 
-# -- the shape of a Facts document -------------------------------------------------------------
-# A spec is a scalar tag (below), ``{key: spec}`` (an object: those keys, when present and not
-# null, have that shape; other keys are free), ``("list", spec)`` (items never null),
-# ``("map", spec)`` (any keys, values of that shape) or ``("enum", (values…))``.
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _version(v: Any) -> bool:
-    from envcheck.matrix.model import vkey
-
-    if not isinstance(v, str) or len(v) > 64:
-        return False
-    try:
-        vkey(v)
-    except ValueError:
-        return False
-    return True
-
-
-#: Scalar tags: (test, what the error message says was expected).
-SCALARS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
-    "str": (lambda v: isinstance(v, str), "a string"),
-    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2 ** 63, "an integer"),
-    "num": (_finite, "a finite number"),
-    "secs": (lambda v: _finite(v) and v >= 0, "a number of seconds ≥ 0"),
-    "bool": (lambda v: isinstance(v, bool), "true or false"),
-    "version": (_version, "a version string such as '2.39' or '570.86.16'"),
-    "python": (lambda v: isinstance(v, str) and re.match(r"\d+\.\d+(?!\d)", v) is not None,
-               "a Python version such as '3.12.9'"),
-    "capability": (lambda v: isinstance(v, list) and len(v) == 2 and all(
-        isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1000 for x in v),
-        "[major, minor]: two integers such as [8, 9]"),
-}
-
-
-def _list(spec: Any) -> Tuple[str, Any]:
-    return ("list", spec)
-
-
-def _map(spec: Any) -> Tuple[str, Any]:
-    return ("map", spec)
-
+# -- the shape of a Facts document (spec language: envcheck.verify.shape) ------------------
 
 _ERROR = {"type": "str", "message": "str", "traceback": "str"}
-_NUMERIC_ROWS = _list({"device": "str", "dtype": "str", "rel_error": "num", "nonzero": "bool",
-                       "unsupported": "str", "library": "str", "shape": _list("int")})
-
-#: ``runs.<probe>.data`` of each probe (:mod:`envcheck.verify.collector` documents the values).
-PROBE_DATA: Dict[str, Any] = {
-    "import_torch": {"version": "str", "file": "str", "cuda": "version", "hip": "str", "xpu": "str",
-                     "git_version": "str", "debug": "bool", "seconds": "secs", "warnings": _list("str")},
-    "cuda_build": {
-        "cuda": "version", "hip": "str", "xpu": "str", "errors": _map("str"), "config": "str", "cudnn": "int",
-        "cudnn_available": "bool", "nccl": "str", "arch_list": _list("str"), "is_available": "bool",
-        "device_count": "int", "warnings": _list("str"), "mps_built": "bool", "mps_available": "bool",
-        "xpu_available": "bool",
-        "devices": _list({"index": "int", "name": "str", "capability": "capability", "memory_mib": "int",
-                          "gcn_arch": "str"}),
-        "driver": {"version": "version", "cuda_max": "version", "error": "str",
-                   "gpus": _list({"index": "int", "name": "str", "capability": "capability"})},
-    },
-    "allocation": {"devices": _list({"device": "str", "mib": "int", "ok": "bool", "free_mib": "int",
-                                     "total_mib": "int"})},
-    "matmul": {"seed": "int", "results": _NUMERIC_ROWS},
-    "stream_sync": {"seed": "int", "results": _list({"device": "str", "pinned": "bool", "max_abs_error": "num"})},
-    "cudnn_conv": {"seed": "int", "cudnn": "int", "results": _NUMERIC_ROWS},
-    "torch_compile": {"compilers": _map(("nullable", "str")), "cc_env": "str", "python": "str", "seed": "int",
-                      "results": _NUMERIC_ROWS},
-    "distributed": {"backend": "str", "world_size": "int", "start_method": "str", "expected": "num",
-                    "hung_ranks": _list("int"), "timeout": "secs",
-                    "ranks": _list({"rank": "int", "values": _list("num"), "error": "str", "exitcode": "int"})},
-    "torchvision_compat": {"version": "str", "file": "str",
-                           "nms": _list({"device": "str", "keep": _list("int"), "expected": _list("int")})},
-    "torchaudio_compat": {"version": "str", "file": "str", "op": {"name": "str", "max_abs_error": "num"}},
-    "wsl_libhsa": {"libdir": "str", "bundled": _list("str"), "rocm_runtime": "bool"},
-}
 
 #: The other top-level sections.
 SECTIONS: Dict[str, Any] = {
     "python": {"version": "python", "implementation": "str", "executable": "str", "prefix": "str",
                "base_prefix": "str", "bits": ("enum", (32, 64)), "free_threaded": "bool", "conda": "bool",
-               "path": _list("str")},
+               "path": list_of("str")},
     "platform": {"os": "str", "arch": "str", "release": "str", "glibc": "version", "wsl": "bool",
-                 "container": "bool", "macos": "str"},
-    "env": _map("str"),
-    "packages": _map(_list({"version": "str", "location": "str", "requires": _list("str")})),
+                 "wsl_version": "int", "container": "bool", "container_runtime": "str", "shm_mib": "int",
+                 "l4t": "str", "macos": "str", "vm": "bool", "vcruntime": list_of("str")},
+    "env": map_of("str"),
+    "packages": map_of(list_of({"name": "str", "version": "str", "location": "str", "requires": list_of("str"),
+                                "installer": "str", "direct_url": {"url": "str", "editable": "bool"}})),
     "collector": {"python": "str", "workers": "int", "timeout": "secs", "error": "str", "stalled": "bool",
-                  "notes": _list("str")},
+                  "notes": list_of("str")},
 }
 
 #: A run record (``runs.<probe>``) besides its ``data``.
@@ -366,61 +272,3 @@ def section_problem(key: str, value: Any) -> Optional[Tuple[str, str]]:
     if not isinstance(value, dict) and value is not None:
         return "", f"expected an object, got {type(value).__name__}"
     return shape_problem(value, SECTIONS.get(key, {}))
-
-
-def shape_problem(value: Any, spec: Any, key: str = "") -> Optional[Tuple[str, str]]:
-    """The first place where ``value`` does not have the shape ``spec``: ``(key path, message)``.
-
-    ``None`` (absent) fits any spec at the top and inside objects; list items must not be null.
-    """
-    if value is None:
-        return None
-    if isinstance(spec, dict):
-        if not isinstance(value, dict):
-            return key, f"expected an object, got {_kind(value)}"
-        for k, sub in spec.items():
-            problem = shape_problem(value.get(k), sub, f"{key}.{k}")
-            if problem:
-                return problem
-        return None
-    if isinstance(spec, tuple):
-        kind, sub = spec
-        if kind == "nullable":
-            return shape_problem(value, sub, key)
-        if kind == "enum":
-            return None if value in sub and not isinstance(value, bool) else (
-                key, f"expected one of {', '.join(map(str, sub))}, got {value!r}"[:200])
-        if kind == "list":
-            if not isinstance(value, list):
-                return key, f"expected a list, got {_kind(value)}"
-            for i, item in enumerate(value):
-                if item is None:
-                    return f"{key}[{i}]", "expected a value, got null"
-                problem = shape_problem(item, sub, f"{key}[{i}]")
-                if problem:
-                    return problem
-            return None
-        if kind == "map":
-            if not isinstance(value, dict):
-                return key, f"expected an object, got {_kind(value)}"
-            for k, item in value.items():
-                if item is None and not (isinstance(sub, tuple) and sub[0] == "nullable"):
-                    return f"{key}.{k}", "expected a value, got null"
-                problem = shape_problem(item, sub, f"{key}.{k}")
-                if problem:
-                    return problem
-            return None
-    test, what = SCALARS[spec]
-    if not test(value):
-        return key, f"expected {what}, got {_kind(value)} {_short(value)}"
-    return None
-
-
-def _kind(v: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
-            dict: "an object"}.get(type(v), type(v).__name__)
-
-
-def _short(v: Any) -> str:
-    text = json.dumps(v) if not isinstance(v, float) or math.isfinite(v) else repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."

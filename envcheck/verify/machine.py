@@ -71,13 +71,17 @@ def machine_from_facts(facts: Facts, base: Optional[Machine] = None,
     m = base or Machine()
     how: Dict[str, str] = dict(m.how)
     plat = facts.section("platform")
-    os_ = plat.get("os") or m.os
-    arch = cpu_arch(plat.get("arch")) or m.arch
+    os_ = plat.get("os") or hints.get("os") or m.os
+    # the CPU: as collected; else the base machine's when the OS is its OS; else the usual one of the OS
+    arch = cpu_arch(plat.get("arch")) or (m.arch if os_ == m.os else ("arm64" if os_ == "macos" else "x86_64"))
     python = facts.python_minor or m.python
     bits = facts.section("python").get("bits") or m.python_bits
-    wsl = bool(facts.wsl) if facts.wsl is not None else m.wsl
+    wsl = m.wsl if "wsl" not in hints else hints["wsl"] == "true"
+    wsl = bool(facts.wsl) if facts.wsl is not None else wsl
     glibc = facts.glibc or m.glibc
-    driver = facts.driver.get("version") or m.nvidia_driver
+    if os_ != "linux":  # WSL and glibc are Linux facts
+        wsl, glibc = False, None
+    driver = facts.driver.get("version") or hints.get("nvidia_driver") or m.nvidia_driver
     cuda_max = facts.driver.get("cuda_max") or hints.get("cuda_driver_max") or m.cuda_driver_max
     for key, value, collected in (("os", os_, plat.get("os")), ("arch", arch, plat.get("arch")),
                                   ("python", python, facts.python_minor), ("glibc", glibc, facts.glibc),

@@ -68,10 +68,15 @@ def template_fields(text: str) -> List[str]:
     return [f for _, f, _, _ in string.Formatter().parse(text) if f]
 
 
-def applies(rule: Diagnosis, check: Optional[str], wsl: Optional[bool]) -> bool:
+def applies(rule: Diagnosis, check: Optional[str], wsl: Optional[bool], os: Optional[str] = None) -> bool:
+    """Whether ``rule`` may explain a text for ``check`` on a machine with this WSL / platform
+    (``None``: unknown). A rule for one platform needs the platform known (from the facts, the
+    text's own paths, or a machine)."""
     if check is not None and rule.checks and check not in rule.checks:
         return False
-    return rule.wsl is None or wsl is None or rule.wsl == wsl
+    if rule.wsl is not None and wsl is not None and rule.wsl != wsl:
+        return False
+    return not rule.os or rule.os == os
 
 
 def match(rules: List[Diagnosis], text: str, ctx: Context, check: Optional[str] = None,
@@ -82,10 +87,11 @@ def match(rules: List[Diagnosis], text: str, ctx: Context, check: Optional[str] 
     its non-WSL twin would both match: the one for the known side wins, else the general one.
     """
     out: List[Finding] = []
-    wsl: Optional[bool] = ctx.wsl if (ctx.facts.wsl is not None or ctx.machine is not None) else None
+    wsl: Optional[bool] = ctx.wsl if ctx.wsl_known else None
+    os_ = ctx.os_known
     seen_patterns = set()
     for rule in rules:
-        if not applies(rule, check, wsl) or (wsl is None and rule.wsl is True):
+        if not applies(rule, check, wsl, os_) or (wsl is None and rule.wsl is True):
             continue
         m = re.search(rule.pattern, text)
         if not m or rule.pattern in seen_patterns:
@@ -159,7 +165,77 @@ def text_hints(rules: List[Diagnosis], text: str) -> Dict[str, str]:
                     value = None
                 if value:
                     hints[key] = value
+    hints.update({k: v for k, v in platform_hints(text).items() if k not in hints})
     return hints
+
+
+#: What a pasted text shows about the machine it came from, strongest evidence first. Paths are
+#: the surest sign (``C:\\Users\\…``, ``/usr/lib/wsl/lib``, ``/Users/…``, ``/home/…``).
+_PLATFORM_SIGNS = (
+    ({"os": "linux", "wsl": "true"}, re.compile(r"/usr/lib/wsl/|microsoft-standard-WSL2|\bWSL2?\b")),
+    ({"os": "windows", "wsl": "false"},
+     re.compile(r"(?<![\w/])[A-Za-z]:(?:\\\\|\\)[\w$ .-]{1,80}|\[WinError \d{1,5}\]|\.dll\b|win_amd64|\.pyd\b")),
+    ({"os": "macos", "wsl": "false"}, re.compile(r"(?<![\w/])/Users/[\w.-]{1,80}/|\.dylib\b|/opt/homebrew/|macosx_\d|MPS device")),
+    ({"os": "linux"}, re.compile(r"(?<![\w/])(?:/home/|/usr/(?:local/)?lib|/opt/conda|/lib64/|/root/)|\.so(?:\.\d{1,6}){0,4}\b")),
+)
+
+
+def platform_hints(text: str) -> Dict[str, str]:
+    """``{"os": "windows", "wsl": "false"}`` from a ``C:\\`` path, ``{"os": "linux", "wsl": "true"}``
+    from ``/usr/lib/wsl``; plus the driver and its CUDA from a pasted ``nvidia-smi`` header and an
+    AMD ``gfx`` target. Empty when the text shows none of it."""
+    hints: Dict[str, str] = {}
+    for facts, sign in _PLATFORM_SIGNS:
+        if sign.search(text):
+            hints.update(facts)
+            break
+    m = re.search(r"Driver Version: (\d{2,4}\.\d{1,3}(?:\.\d{1,3})?)", text)
+    if m:
+        hints["nvidia_driver"] = m.group(1)
+    m = re.search(r"CUDA Version: (\d{1,2}\.\d{1,2})", text)
+    if m:
+        hints["cuda_driver_max"] = m.group(1)
+    m = re.search(r"\b(gfx[0-9a-f]{3,5})\b", text)
+    if m:
+        hints["gpu_arch"] = m.group(1)
+    return hints
+
+
+def closest(rules: List[Diagnosis], text: str, n: int = 3) -> List[Dict[str, object]]:
+    """The ``n`` families whose example message shares the most words with ``text`` (for an
+    unrecognised paste: what envcheck looked for). Each: rule, score (0–1), example."""
+    def words(t: str) -> set:
+        return {w for w in re.findall(r"[a-z][a-z0-9_]{2,}", t.lower()[:20000])}
+
+    mine = words(text)
+    scored = []
+    for r in rules:
+        theirs = words(r.example) | words(r.id.replace("-", " "))
+        if not theirs or not mine:
+            continue
+        score = len(mine & theirs) / len(theirs | mine) ** 0.5 / len(theirs) ** 0.5
+        scored.append((round(score, 3), r))
+    scored.sort(key=lambda x: -x[0])
+    return [{"rule": r.id, "score": sc, "example": r.example.splitlines()[0][:200]} for sc, r in scored[:n]]
+
+
+def family_table(rules: List[Diagnosis], matrix: Matrix) -> List[Dict[str, Any]]:
+    """One row per message family (``envcheck explain --list``): evidence, cause, fix, source —
+    cause and fix as ``explain`` words them for the family's own example message, with no facts
+    about any machine but what that message shows."""
+    from envcheck.verify.facts import Facts
+
+    out: List[Dict[str, Any]] = []
+    for r in rules:
+        if r.id == "distributed-hang":  # envcheck's own timeout note, not a message people paste
+            continue
+        ctx = Context(Facts(), matrix, hints=text_hints(rules, r.example))
+        m = re.search(r.pattern, r.example)
+        f = render(r, m, ctx) if m else None
+        out.append({"family": r.id, "evidence": r.evidence or f"message: `{r.example.splitlines()[0][:160]}`",
+                    "cause": f.cause if f else r.cause, "fix": f.fix if f else r.fix, "source": list(r.source),
+                    "platform": r.os or ("wsl" if r.wsl else ""), "example": r.example})
+    return out
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -639,8 +715,16 @@ def triton_fix(ctx: Context) -> str:
 
 @helper
 def cuda_build_fix(ctx: Context) -> str:
+    """The GPU build for the machine's accelerator: CUDA (NVIDIA), ROCm (AMD), XPU (Intel), or —
+    on a Mac, which has no CUDA — the MPS device of the build it has."""
     torch = public_version(ctx.facts.torch_version)
     gpus = ctx.gpus()
+    vendors = {g.vendor for g in gpus}
+    if ctx.os == "macos":
+        return ("macOS has no CUDA: torch on a Mac uses the Apple GPU through MPS — use `torch.device(\"mps\")` "
+                "(`torch.backends.mps.is_available()`) instead of \"cuda\"; the macOS wheels on PyPI have MPS built in.")
+    if vendors and vendors <= {"intel"}:
+        return xpu_build_fix(ctx)
     if gpus:
         plan, _ = ctx.plan()
     else:  # the GPU is not known here: plan's answer for a GPU build of this vendor
@@ -731,6 +815,178 @@ def install_fix(ctx: Context) -> str:
 @helper
 def python(ctx: Context) -> str:
     return ctx.python or "?"
+
+
+# -- evidence helpers: wheels of two CUDA majors, shadowing libraries, host facts ----------------
+
+def _before_lib(ctx: Context) -> Optional[str]:
+    """The shared object named just before the match (``…/libcusparse.so.12: undefined symbol``)."""
+    found = re.findall(r"([^\s'\"()]{0,400}?[\w.+-]{1,80}\.(?:so(?:\.\d{1,6}){0,4}|dll|dylib))", ctx.before)
+    return found[-1] if found else None
+
+
+@helper
+def failing_lib(ctx: Context) -> str:
+    """``/venv/…/nvidia/cusparse/lib/libcusparse.so.12`` — the file the loader was resolving — or a phrase."""
+    lib = _before_lib(ctx)
+    return lib if lib else "A library torch loads"
+
+
+@helper
+def shadow_desc(ctx: Context) -> str:
+    """What the facts show: wheels of two CUDA majors, libraries loaded from outside the wheel."""
+    from envcheck.verify.evidence import mixed_majors, shadowing
+
+    parts = []
+    for mm in mixed_majors(ctx.facts):
+        parts.append(f"installed: {', '.join(d for ds in mm.majors.values() for d in ds)}")
+    for soname, path in shadowing(ctx.facts)[:4]:
+        parts.append(f"{soname} was loaded from {path}, not from the nvidia wheel")
+    return (" Here " + "; ".join(parts) + ".") if parts else ""
+
+
+@helper
+def cuda_symbol_fix(ctx: Context) -> str:
+    """The exact uninstall for mixed majors, the shadowing folder to drop, else the general way."""
+    from envcheck.verify.evidence import ld_path_suspects, mixed_majors, shadowing
+
+    py = ctx.facts.interpreter
+    steps = []
+    for mm in mixed_majors(ctx.facts):
+        if mm.remove:
+            steps.append(f"`{py} -m pip uninstall -y {' '.join(mm.remove)}` (torch uses CUDA {mm.keep})")
+        else:
+            steps.append(f"uninstall the {mm.base}-cuNN wheels of the CUDA major torch does not use "
+                         f"({', '.join('cu' + k for k in sorted(mm.majors))} are installed)")
+    shadows = shadowing(ctx.facts)
+    if shadows:
+        import os.path
+
+        dirs = sorted({os.path.dirname(p) for _, p in shadows})
+        steps.append(f"remove {', '.join(dirs)} from LD_LIBRARY_PATH (and /etc/ld.so.conf.d) so torch loads the "
+                     "libraries of its nvidia-* wheels")
+    elif ld_path_suspects(ctx.facts):
+        steps.append(f"unset or trim LD_LIBRARY_PATH (here {':'.join(ld_path_suspects(ctx.facts))}): the loader "
+                     "searches it before the nvidia-* wheels torch was built against")
+    if steps:
+        return "Fix the environment: " + "; then ".join(steps) + "."
+    again = _reinstall_same(ctx)
+    return ("List the CUDA wheels with `" + py + " -m pip list | grep nvidia-` and uninstall those of a CUDA major "
+            "torch does not use (torch's own are in `pip show torch`); unset LD_LIBRARY_PATH entries that point at "
+            "a CUDA toolkit (/usr/local/cuda*/lib64) or another package's copy; then reinstall torch with its "
+            "dependencies" + (f": {again}" if again else " from the index it came from") + ".")
+
+
+@helper
+def stdcxx_lib(ctx: Context) -> str:
+    m = re.findall(r"(\S{0,300}libstdc\+\+\.so\.6)", ctx.before)
+    if m:
+        return f" ({m[-1].lstrip(':')})"
+    from envcheck.verify.evidence import loaded
+
+    libs = loaded(ctx.facts, "libstdc++.so")
+    return f" ({libs[0]})" if libs else ""
+
+
+@helper
+def numpy_desc(ctx: Context) -> str:
+    dists = ctx.facts.packages("numpy")
+    if dists:
+        return f" (numpy {dists[0].get('version')} at {dists[0].get('location')})"
+    if ctx.facts.section("packages"):
+        return " (no numpy distribution is installed in this interpreter)"
+    return ""
+
+
+@helper
+def dll_desc(ctx: Context) -> str:
+    dll = ctx.groups.get("dll")
+    return dll.replace("\\\\", "\\") if dll else "a torch DLL"
+
+
+@helper
+def vcrt_desc(ctx: Context) -> str:
+    have = ctx.facts.section("platform").get("vcruntime")
+    if isinstance(have, list):
+        if have:
+            return f"this machine has {', '.join(have)}, so a missing dependency of torch's own DLLs is more likely."
+        return "none of the VC++ runtime DLLs was found in System32 on this machine."
+    return "a fresh Windows or a minimal Python install often lacks them."
+
+
+@helper
+def visible_desc(ctx: Context) -> str:
+    env = ctx.facts.section("env")
+    if "CUDA_VISIBLE_DEVICES" in env:
+        return f" Here CUDA_VISIBLE_DEVICES={env['CUDA_VISIBLE_DEVICES']!r}."
+    return ""
+
+
+@helper
+def accelerator_desc(ctx: Context) -> str:
+    gpus = ctx.gpus()
+    if not gpus:
+        return ""
+    return " This machine's GPUs: " + ", ".join(f"{g.name} ({g.vendor})" for g in gpus) + "."
+
+
+@helper
+def xpu_build_fix(ctx: Context) -> str:
+    """The XPU build for an Intel GPU; else the device this machine really has (MPS, CUDA, ROCm)."""
+    gpus = ctx.gpus()
+    vendors = {g.vendor for g in gpus}
+    if "intel" in vendors or not gpus:
+        plan, _ = ctx.plan(backend="xpu")
+        if plan is not None:
+            return f"Install the XPU build: {ctx.install_command(plan)} ({plan.title})."
+        if "intel" in vendors:
+            return "No XPU build on record fits this machine: `envcheck plan --backend xpu --explain` says why."
+    if vendors & {"apple"}:
+        return "This is a Mac: there is no XPU here; use `torch.device(\"mps\")` (the Apple GPU) instead of \"xpu\"."
+    plan, _ = ctx.plan()
+    if plan is not None:
+        return (f"This machine has no Intel GPU; use the device it has (\"cuda\" for NVIDIA and AMD ROCm builds) with "
+                f"the build `envcheck plan` picks: {ctx.install_command(plan)} ({plan.title}).")
+    return "Use the device this machine has; `envcheck plan` picks the build for it."
+
+
+@helper
+def named_arch(ctx: Context) -> str:
+    arch = ctx.groups.get("sm")
+    return f" ({arch})" if arch else ""
+
+
+@helper
+def shm_desc(ctx: Context) -> str:
+    from envcheck.verify.evidence import SHM_SMALL_MIB, shm_mib
+
+    mib = shm_mib(ctx.facts)
+    if mib is None:
+        return ""
+    where = " in a container" if ctx.facts.section("platform").get("container") else ""
+    small = " — too small" if mib < SHM_SMALL_MIB else ""
+    return f" Here /dev/shm is {mib} MiB{where}{small}."
+
+
+@helper
+def python_desc(ctx: Context) -> str:
+    sec = ctx.facts.section("python")
+    py, bits = ctx.python, sec.get("bits")
+    if not py:
+        return ""
+    text = f" This interpreter is Python {py}" + (f", {bits}-bit" if bits else "")
+    arch = ctx.facts.section("platform").get("arch")
+    return text + (f", {arch}" if arch else "") + "."
+
+
+@helper
+def wheel_desc(ctx: Context) -> str:
+    wheel = ctx.groups.get("wheel") or ""
+    m = re.search(r"-cp(\d)(\d{1,2})", wheel)
+    want = f" (it is for Python {m.group(1)}.{m.group(2)}" if m else ""
+    if want and ctx.python:
+        want += f"; this interpreter is Python {ctx.python}"
+    return want + ")" if want else ""
 
 
 def arch_report(ctx: Context) -> List[Dict[str, object]]:

@@ -129,9 +129,8 @@ def test_rx_5700_xt_has_no_official_build(matrix):
     assert res.fallback is not None and res.fallback.build.backend == "cpu"
     text = " ".join(res.alternatives)
     assert "gfx1010" in text and "PYTORCH_ROCM_ARCH" in text
-    # the HSA override hack is never offered as a fix
-    assert "not supported" in text
-    assert not any("HSA_OVERRIDE_GFX_VERSION=" in a for a in res.alternatives)
+    # the HSA override hack is never offered for gfx1010 (10.3.0 crashes an RX 5700: ROCm/legacy-rocm-build#887)
+    assert "HSA_OVERRIDE_GFX_VERSION" not in text
     rocm = [x for x in res.candidates if x.build.backend == "rocm" and "linux-x86_64" in x.build.platforms]
     assert rocm and all(any("gfx1010" in r.message for r in x.reasons) for x in rocm if not x.build.wsl)
 

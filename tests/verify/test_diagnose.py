@@ -7,7 +7,7 @@ import pytest
 from envcheck.verify.diagnose import diagnose, lock_differences
 from envcheck.verify.context import Context
 from envcheck.verify.facts import facts_from_dict
-from envcheck.verify.lock import lock_from_dict
+from envcheck.lock import lock_from_dict
 from tests.conftest import plan_for
 
 

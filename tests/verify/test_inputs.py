@@ -96,7 +96,7 @@ def test_save_facts_refuses_to_overwrite(cli, tmp_path):
 
 
 def test_help_lists_every_check_and_examples(cli):
-    from envcheck.verify.facts import CHECKS
+    from envcheck.verify.checks import CHECKS
 
     r = cli(["verify", "--help"])
     assert r.code == 0

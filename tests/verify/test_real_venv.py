@@ -37,7 +37,14 @@ def test_everything_passes_or_skips_with_a_reason(full_run):
     for name in ("import_torch", "cuda_build", "allocation", "matmul", "cudnn_conv", "distributed", "torch_compile"):
         assert checks[name]["status"] == "pass", checks[name]
     assert "torch 2.13.0+cpu" in checks["import_torch"]["detail"]
-    assert "CPU-only build (torch.version.cuda is None); no NVIDIA/AMD GPU on this machine" in checks["cuda_build"]["detail"]
+    # the libraries real torch loaded, read from /proc/self/maps, and the wheels with their installer
+    assert checks["environment"]["status"] == "pass", checks["environment"]
+    env = full_run.json()["facts"]["runs"]["environment"]["data"]
+    assert any(p.endswith("/torch/lib/libtorch_cpu.so") and "site-packages" in p for p in env["after_import"])
+    assert env["accelerators"] == {"cuda": False, "xpu": False, "mps": False}
+    (dist,) = full_run.json()["facts"]["packages"]["torch"]
+    assert dist["name"] == "torch" and dist["installer"] == "pip" and dist["version"] == "2.13.0+cpu"
+    assert "CPU-only build (torch.version.cuda is None); no NVIDIA/AMD/Intel GPU on this machine" in checks["cuda_build"]["detail"]
     assert "cpu float32" in checks["matmul"]["detail"] and "cpu bfloat16" in checks["matmul"]["detail"]
     assert "gloo all_reduce across 2 processes" in checks["distributed"]["detail"]
     assert checks["stream_sync"] == {**checks["stream_sync"], "status": "skip",

@@ -1,0 +1,64 @@
+"""``envcheck plan … --download DIR``: every wheel of the plan (torch, companions and their
+dependencies) in ``DIR/wheels``, and the recipe beside it (install.sh, requirements.txt,
+Dockerfile, envcheck.lock.toml) installing from that folder with ``--no-index`` — carry ``DIR`` to
+an air-gapped machine and run ``bash install.sh`` there.
+
+The wheels are fetched with ``pip download`` for the *target's* Python and platform
+(:mod:`envcheck.docker.wheelhouse`), from the plan's index (after ``--mirror``) and pip's own
+configuration for the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Callable, List
+
+from envcheck.errors import UsageError
+
+WHEELS = "wheels"
+#: manylinux floor assumed for dependencies when the target's glibc is not given: the newest tag
+#: torch's own Linux wheels use (manylinux_2_28), so every file downloaded installs there.
+DEFAULT_GLIBC = "2.28"
+
+
+def download_plan(plan: Any, matrix: Any, directory: Path, force: bool = False,
+                  say: Callable[[str], None] = lambda s: None) -> List[Path]:
+    """Fill ``directory/wheels`` and write the offline recipe files; returns the files written.
+
+    Raises:
+        UsageError: a non-Linux target (pip's cross-platform download is done for Linux tags
+            only here), or ``directory`` holds files and ``force`` is false.
+        WheelhouseError: pip could not fetch the wheels (exit 1).
+    """
+    from envcheck.docker.wheelhouse import prepare
+    from envcheck.render import render
+    from envcheck.render.write import write_outputs
+    from envcheck.resolve.recipe import build_recipe
+
+    m = plan.machine
+    if m.os != "linux":
+        raise UsageError(f"--download: only Linux targets for now (this plan is for {m.platform}); "
+                         "pip download --platform with the wheel tags of that OS does the same by hand")
+    directory = Path(directory)
+    names = ["install.sh", "requirements.txt", "envcheck.lock.toml"] + (["Dockerfile"] if plan.base_image else [])
+    from envcheck.errors import OutputExistsError
+
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"--download {directory}: exists and is not a directory")
+    existing = [str(directory / n) for n in names if (directory / n).exists()]
+    if existing and not force:
+        raise OutputExistsError(existing)  # checked before downloading gigabytes
+    glibc = m.glibc or DEFAULT_GLIBC
+    wheels = directory / WHEELS
+    if wheels.is_dir() and any(wheels.glob("*.whl")) and not force:
+        say(f"{wheels} already holds wheels: checking them")
+    house = prepare(plan, wheels, dict(plan.pins), glibc, say)
+    offline = dataclasses.replace(plan, pins=dict(house.pins), offline=WHEELS, hashes={},
+                                  notes=list(plan.notes) + list(house.notes)
+                                  + [f"offline: every wheel is in {WHEELS}/ ({house.origin}); install with "
+                                     f"--no-index --find-links {WHEELS}"])
+    offline.recipe = build_recipe(offline, matrix, plan.resolution.request.compile, plan.steps)
+    formats = ["script", "pip", "lock"] + (["docker"] if plan.base_image is not None else [])
+    files = render(offline, formats)
+    return write_outputs(directory, files, force) + [wheels]

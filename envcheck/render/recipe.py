@@ -1,0 +1,158 @@
+"""The recipe (a plan's ordered, typed steps) in every output: comment blocks for requirements.txt,
+environment.yml, the Dockerfile and pyproject.uv.toml, and the runnable scripts ``install.sh``
+(bash: Linux, WSL, macOS) and ``install.ps1`` (PowerShell: Windows).
+
+The scripts stop at the first failing step, skip steps already done (each step's ``skip_if``),
+ask nothing (no prompts: ``-y``, ``DEBIAN_FRONTEND=noninteractive``, ``PIP_NO_INPUT``), and end by
+running ``envcheck verify`` (or a lock-free check when envcheck is not installed).
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import List
+
+from envcheck.resolve.plan import Plan
+from envcheck.resolve.recipe import RecipeStep
+
+
+def script_name(plan: Plan) -> str:
+    """``install.ps1`` for a Windows plan, ``install.sh`` otherwise (Linux, WSL, macOS)."""
+    return "install.ps1" if plan.machine.os == "windows" and not plan.machine.wsl else "install.sh"
+
+
+def recipe_comment(plan: Plan, prefix: str = "# ", commands: bool = True) -> str:
+    """The numbered recipe as comment lines: marker, title, where it runs, page, commands."""
+    n = len(plan.recipe)
+    lines = [f"recipe ({n} steps, in order; `envcheck plan --format script` writes them as one script):"]
+    for i, s in enumerate(plan.recipe, 1):
+        lines.append(f"  {i}/{n} {s.marker}: {s.title} — {s.where}")
+        if s.url:
+            lines.append(f"      page: {s.url}")
+        if commands:
+            lines += [f"      $ {ln.strip()}" for ln in s.lines()]
+        if s.check:
+            lines.append(f"      check: {s.check.strip()}")
+    return "\n".join(prefix + ln for ln in lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# bash
+
+
+def _bash_step(i: int, n: int, s: RecipeStep) -> List[str]:
+    say = shlex.quote(f"{i}/{n} {s.marker}: {s.title} ({s.where})")
+    out = [f"# ---- {i}/{n} {s.marker}", f"step {say}"]
+    if s.shell == "manual" or s.runs_in == "windows":  # done by hand (on WSL: on Windows), checked from here
+        todo = shlex.quote(f"not done yet ({s.where}): {s.title}" + (f" — {s.url}" if s.url else ""))
+        if s.check:
+            out.append(f"if ! {{ {s.check.strip()}; }} >/dev/null 2>&1; then")
+            out.append(f"  fail {todo}")
+            out.append("fi")
+            out.append(f"ok {shlex.quote('checked: ' + s.check.strip())}")
+        else:
+            out.append(f"note {todo}")
+        return out
+    body = [ln.rstrip() for ln in s.lines()]
+    env = [f"export {k}={shlex.quote(v)}" for k, v in sorted(s.env.items())]
+    run = [ln for ln in body if not any(ln.strip() == e for e in env)]
+    if s.skip_if:
+        out.append(f"if {{ {s.skip_if.strip()}; }} >/dev/null 2>&1; then")
+        out.append("  ok 'already done'")
+        out.append("else")
+        if run:
+            out += ["  (", "    set -euo pipefail"] + [f"    {ln}" for ln in run] + ["  )"]
+        out.append("fi")
+    elif run:
+        out += ["(", "  set -euo pipefail"] + [f"  {ln}" for ln in run] + [")"]
+    out += env  # at the top level: the variables must reach the verify step
+    return out
+
+
+def render_bash(plan: Plan) -> str:
+    from envcheck.render.common import title, version
+
+    n = len(plan.recipe)
+    head = [
+        "#!/usr/bin/env bash",
+        "# shellcheck disable=SC2016  # step labels print $VENV literally",
+        f"# {title(plan)}",
+        f"# Written by envcheck {version()} (`envcheck plan --format script`). Run: bash install.sh",
+        "# Stops at the first failing step; re-running skips what is done; asks nothing.",
+        "# VENV=/path bash install.sh puts the environment elsewhere (default: .venv beside this file).",
+        "set -euo pipefail",
+        'HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
+        'cd "$HERE"',
+        'VENV="${VENV:-$HERE/.venv}"',
+        'export PATH="$VENV/bin:$PATH"',
+        "export DEBIAN_FRONTEND=noninteractive PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1",
+    ] + ([f"# offline (plan --download): every pip call takes its wheels from {plan.offline}/ beside this file",
+          f'export PIP_NO_INDEX=1 PIP_FIND_LINKS="$HERE/{plan.offline}"'] if plan.offline else []) + [
+        'step() { printf \'\\n==> %s\\n\' "$1"; }',
+        'ok() { printf \'    %s\\n\' "$1"; }',
+        'note() { printf \'    note: %s\\n\' "$1"; }',
+        'fail() { printf \'envcheck install: %s\\n\' "$1" >&2; exit 1; }',
+        "# root for the steps that need it: sudo when not root already (never a password prompt: -n)",
+        'sudo() { if [ "$(id -u)" = 0 ]; then "$@"; else command sudo -n "$@"; fi; }',
+        "trap 'printf \"envcheck install: stopped at a failing step (exit %s)\\n\" \"$?\" >&2' ERR",
+    ]
+    body: List[str] = []
+    for i, s in enumerate(plan.recipe, 1):
+        body.append("")
+        body += _bash_step(i, n, s)
+    tail = ["", "printf '\\n==> done: every step passed\\n'"]
+    return "\n".join(head + body + tail) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# PowerShell
+
+
+def _ps_quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def render_powershell(plan: Plan) -> str:
+    from envcheck.render.common import title, version
+
+    n = len(plan.recipe)
+    out = [
+        f"# {title(plan)}",
+        f"# Written by envcheck {version()} (`envcheck plan --format script`).",
+        "# Run: powershell -ExecutionPolicy Bypass -File install.ps1",
+        "# Stops at the first failing step; re-running skips what is done; asks nothing.",
+        "$ErrorActionPreference = 'Stop'",
+        "$ProgressPreference = 'SilentlyContinue'",
+        "$HERE = Split-Path -Parent $MyInvocation.MyCommand.Path",
+        "Set-Location $HERE",
+        "$VENV = if ($env:VENV) { $env:VENV } else { Join-Path $HERE '.venv' }",
+        "$env:PATH = \"$VENV\\Scripts;$env:PATH\"",
+        "$env:PIP_NO_INPUT = '1'",
+        "function Assert-Ok([string]$What) { if ($LASTEXITCODE -ne 0) { throw \"envcheck install: $What failed (exit $LASTEXITCODE)\" } }",
+    ]
+    for i, s in enumerate(plan.recipe, 1):
+        label = f"{i}/{n} {s.marker}: {s.title} ({s.where})"
+        out += ["", f"# ---- {i}/{n} {s.marker}", f"Write-Host {_ps_quote('==> ' + label)}"]
+        if s.shell == "manual":
+            todo = f"not done yet ({s.where}): {s.title}" + (f" - {s.url}" if s.url else "")
+            if s.check:
+                out.append(f"try {{ & {{ {s.check.strip()} }} *> $null; $done = ($LASTEXITCODE -eq 0) }} "
+                           "catch { $done = $false }")
+                out.append(f"if (-not $done) {{ throw {_ps_quote(todo)} }}")
+            else:
+                out.append(f"Write-Host {_ps_quote('note: ' + todo)}")
+            continue
+        run = [ln.strip() for ln in s.lines()]
+        if s.skip_if:
+            out.append(f"if ({s.skip_if.strip()}) {{ Write-Host '    already done' }} else {{")
+            out += [f"  {ln}" for ln in run] + [f"  Assert-Ok {_ps_quote(s.marker)}", "}"]
+        else:
+            out += run + [f"Assert-Ok {_ps_quote(s.marker)}"]
+        out += [f"$env:{k} = {_ps_quote(v)}" for k, v in sorted(s.env.items())]
+    out += ["", "Write-Host '==> done: every step passed'"]
+    return "\r\n".join(out) + "\r\n"
+
+
+def render_script(plan: Plan) -> str:
+    """``install.sh`` or ``install.ps1`` (see :func:`script_name`)."""
+    return render_powershell(plan) if script_name(plan) == "install.ps1" else render_bash(plan)

@@ -1,0 +1,266 @@
+"""A plan is a recipe: ordered, typed steps from data, the same in every output, and a script that
+passes bash -n and shellcheck and stops at the first failing step.
+
+The 7900 XTX on WSL case is issue #12's headline: the plan never said to install the ROCm runtime
+inside WSL (deleting torch's libhsa then leaves none), assumed a pip on a stock Ubuntu (PEP 668),
+and dropped the post-install steps from some outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from envcheck.matrix.load import tomllib
+from envcheck.render import FORMATS, render
+from envcheck.resolve import Request
+from envcheck.resolve.plan import make_plan
+from tests.conftest import plan_for
+
+MACHINES = {
+    "7900xtx-wsl": dict(gpus=["7900xtx"], wsl=True),
+    "7900xtx-wsl-rocm6.3": dict(gpus=["7900xtx"], wsl=True, driver="25.3.1"),
+    "rtx4090-linux": dict(gpus=["RTX 4090"], driver="570.124.06", python="3.12"),
+    "rtx4090-wsl": dict(gpus=["RTX 4090"], wsl=True),
+    "rtx4090-windows": dict(gpus=["RTX 4090"], os="windows"),
+    "mi300x": dict(gpus=["MI300X"]),
+    "arc": dict(gpus=["Arc A770"]),
+    "cpu-linux": dict(os="linux", python="3.11"),
+    "macos": dict(os="macos", arch="aarch64"),
+}
+TEXT_FORMATS = [f for f in FORMATS if f != "lock"]
+
+
+def _plan(matrix, flags, request=None):
+    p = make_plan(plan_for(matrix, request, **dict(flags)), matrix)
+    assert p is not None, flags
+    return p
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_every_format_carries_every_step(matrix, name):
+    p = _plan(matrix, MACHINES[name])
+    kinds = [s.kind for s in p.recipe]
+    assert kinds[-1] == "verify" and "install" in kinds and "python" in kinds, kinds
+    formats = [f for f in FORMATS if not (f == "docker" and p.base_image is None)]  # no XPU base image on record
+    files = render(p, formats)
+    for fmt in (f for f in TEXT_FORMATS if f in formats):
+        text = next(t for n, t in files.items() if n == FORMATS[fmt][0] or (fmt == "script" and n.startswith("install.")))
+        missing = [s.marker for s in p.recipe if s.marker not in text]
+        assert not missing, (fmt, missing)
+    lock = tomllib.loads(files["envcheck.lock.toml"])
+    assert [(s["kind"], s["key"]) for s in lock["step"]] == [(s.kind, s.key) for s in p.recipe]
+    from envcheck.cli.plan import plan_json
+
+    doc = json.loads(json.dumps(plan_json(p.resolution, p, [])))
+    assert [s["key"] for s in doc["chosen"]["steps"]] == [s.key for s in p.recipe]
+
+
+def test_steps_are_typed_and_ordered(matrix):
+    order = ["host", "system", "python", "install", "post-install", "verify"]
+    for flags in MACHINES.values():
+        p = _plan(matrix, flags)
+        idx = [order.index(s.kind) for s in p.recipe]
+        assert idx == sorted(idx)
+        for s in p.recipe:
+            assert s.runs_in in ("windows", "linux", "macos") and s.shell in ("bash", "powershell", "manual")
+            assert s.source, s.key
+
+
+def test_wsl_host_steps_run_on_windows_and_the_rest_in_the_guest(matrix):
+    p = _plan(matrix, MACHINES["7900xtx-wsl"])
+    by = {s.key: s for s in p.recipe}
+    assert by["amd-adrenalin-wsl"].runs_in == "windows" and by["amd-adrenalin-wsl"].shell == "manual"
+    assert by["rocdxg-runtime"].runs_in == "linux" and by["rocdxg-runtime"].root
+    assert not by["venv"].root and not by["pip-install"].root
+
+
+def test_the_floor_of_the_route_is_the_one_its_runtime_needs(matrix):
+    """ROCm 7.2.1 on WSL runs through ROCDXG, which needs Adrenalin 26.2.2+ (the data's own note);
+    the plan said 26.1.1 before."""
+    p = _plan(matrix, MACHINES["7900xtx-wsl"])
+    assert p.build.rocm == "7.2.1"
+    assert p.driver["full"] == "26.2.2"
+    adrenalin = next(s for s in p.recipe if s.key == "amd-adrenalin-wsl")
+    assert "26.2.2" in adrenalin.title
+
+
+def test_rocm6_wsl_plans_pin_numpy_and_use_the_legacy_runtime(matrix):
+    p = make_plan(
+        plan_for(matrix, Request(torch=Request.parse_torch("==2.4.0"), torch_text="2.4.0"),
+                 gpus=["7900xtx"], wsl=True), matrix)
+    assert p is not None and p.build.rocm == "6.3.4"
+    keys = [s.key for s in p.recipe]
+    assert "pin-numpy-1" in keys and "replace-bundled-libhsa" in keys
+    assert "rocm-wsl-runtime" in keys and "rocdxg-runtime" not in keys
+    runtime = next(s for s in p.recipe if s.key == "rocm-wsl-runtime")
+    assert "amdgpu-install -y --usecase=wsl,rocm --no-dkms" in runtime.commands
+    assert "numpy==1.26.4" in next(s for s in p.recipe if s.key == "pin-numpy-1").commands
+
+
+def test_compile_adds_the_compiler_step(matrix):
+    plain = _plan(matrix, MACHINES["cpu-linux"])
+    comp = _plan(matrix, MACHINES["cpu-linux"], Request(compile=True))
+    assert "build-tools" not in [s.key for s in plain.recipe]
+    assert "build-tools" in [s.key for s in comp.recipe]
+
+
+def test_headline_format_all(cli, tmp_path):
+    """Done-when of #12: every file carries the runtime, venv, libhsa, env var and verify steps."""
+    out = tmp_path / "out"
+    r = cli(["plan", "--gpu", "7900xtx", "--wsl", "--format", "all", "-o", str(out)])
+    assert r.code == 0, r.err
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(["requirements.txt", "environment.yml", "Dockerfile", "envcheck.lock.toml",
+                            "pyproject.uv.toml", "install.sh"])
+    wanted = ["[system] rocdxg-runtime", "[python] venv", "[post-install] remove-bundled-libhsa",
+              "[post-install] enable-dxg-detection", "[verify] verify"]
+    for path in out.iterdir():
+        text = path.read_text()
+        if path.name == "envcheck.lock.toml":
+            have = [f"[{s['kind']}] {s['key']}" for s in tomllib.loads(text)["step"]]
+            assert all(w in have for w in wanted), have
+        else:
+            assert all(w in text for w in wanted), (path.name, [w for w in wanted if w not in text])
+        assert "HSA_ENABLE_DXG_DETECTION" in text and "libhsa-runtime64.so" in text, path.name
+    script = (out / "install.sh").read_text()
+    positions = [script.index(f"# ---- {i}/") for i in range(1, 9)]
+    assert positions == sorted(positions)
+    order = re.findall(r"^# ---- \d+/\d+ \[([a-z-]+)\] (\S+)", script, re.M)
+    assert [k for _, k in order][:2] == ["amd-adrenalin-wsl", "rocdxg-runtime"]
+    assert [k for _, k in order][-1] == "verify"
+    assert subprocess.run(["bash", "-n", str(out / "install.sh")]).returncode == 0
+
+
+@pytest.mark.parametrize("name", [n for n in MACHINES if n != "rtx4090-windows"])
+def test_install_sh_passes_shellcheck(matrix, tmp_path, name):
+    if not shutil.which("shellcheck"):
+        pytest.skip("needs shellcheck (apt-get install shellcheck; .ci/run installs it)")
+    script = tmp_path / "install.sh"
+    script.write_text(render(_plan(matrix, MACHINES[name]), ["script"])["install.sh"])
+    r = subprocess.run(["shellcheck", str(script)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:]
+
+
+def test_windows_plan_writes_install_ps1(matrix):
+    files = render(_plan(matrix, MACHINES["rtx4090-windows"]), ["script"])
+    assert list(files) == ["install.ps1"]
+    text = files["install.ps1"]
+    assert "$ErrorActionPreference = 'Stop'" in text and "vc-redist" in text and "py -3." in text
+
+
+def test_script_stops_at_the_first_failing_step(matrix, tmp_path):
+    """A CUDA plan on a machine without nvidia-smi: step 1 (the driver) fails, nothing after it
+    runs (no venv is made), the exit status is non-zero and the message names the driver page."""
+    if shutil.which("nvidia-smi"):
+        pytest.skip("this machine has nvidia-smi")
+    script = tmp_path / "install.sh"
+    p = _plan(matrix, MACHINES["rtx4090-linux"])
+    script.write_text(render(p, ["script"])["install.sh"])
+    r = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60,
+                       env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert r.returncode == 1
+    assert f"NVIDIA Linux driver >= {p.driver['full']}" in r.stderr and "nvidia.com" in r.stderr
+    assert "[system]" not in r.stdout
+    assert not (tmp_path / ".venv").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# AMD on every route (matrices/amd-routes.toml)
+
+
+def test_rdna2_on_wsl_says_native_linux(cli):
+    r = cli(["plan", "--gpu", "RX 6700 XT", "--wsl"])
+    assert r.code == 1
+    assert "use native Linux" in r.out and "ROCm/ROCm/issues/5030" in r.out
+    assert "PYTORCH_ROCM_ARCH" not in r.out  # no source build under WSL: it would still have no runtime
+
+
+def test_windows_7900xtx_names_amds_windows_route_with_its_source(cli):
+    r = cli(["plan", "--os", "windows", "--gpu", "7900xtx", "--json"])
+    alts = r.json()["alternatives"]
+    win = [a for a in alts if a.startswith("native Windows")]
+    assert win and "repo.radeon.com/rocm/windows/rocm-rel-7.2.1" in win[0]
+    assert "rocm.docs.amd.com" in win[0] and "installrad/windows/install-pytorch.html" in win[0]
+
+
+def test_windows_rdna2_says_there_is_none(cli):
+    alts = cli(["plan", "--os", "windows", "--gpu", "RX 6700 XT", "--json"]).json()["alternatives"]
+    assert alts[0].startswith("no AMD PyTorch build serves the AMD Radeon RX 6700 XT (gfx1031) on Windows")
+
+
+def test_strix_halo_plan_names_amds_index(cli):
+    r = cli(["plan", "--gpu", "gfx1151", "--json"])
+    alts = r.json()["alternatives"]
+    assert any("https://repo.amd.com/rocm/whl-multi-arch/" in a and '"torch[device-gfx1151]"' in a for a in alts)
+
+
+def test_hsa_override_is_named_with_its_risk_never_a_step(matrix):
+    res = plan_for(matrix, gpus=["RX 6700 XT"])
+    named = [a for a in res.alternatives if "HSA_OVERRIDE_GFX_VERSION=10.3.0" in a]
+    assert named and "unsupported by AMD" in named[0] and "risk" in named[0]
+    cpu = make_plan(plan_for(matrix, Request(backend="cpu"), gpus=["RX 6700 XT"]), matrix)
+    assert cpu is not None and not any("HSA_OVERRIDE" in s.commands for s in cpu.recipe)
+    # not for RDNA3, which ROCm supports
+    assert not any("HSA_OVERRIDE" in a for a in plan_for(matrix, gpus=["7900xtx"]).alternatives)
+
+
+def test_amd_native_linux_states_host_prerequisites(matrix):
+    p = _plan(matrix, MACHINES["mi300x"])
+    host = next(s for s in p.recipe if s.kind == "host")
+    assert "render" in host.title and "video" in host.title and "amdgpu" in host.title
+    assert "usermod -a -G render,video" in host.commands
+
+
+# ---------------------------------------------------------------------------------------------
+# mirrors, firewalls, offline
+
+
+def test_mirror_says_what_it_did_not_rewrite(cli):
+    wsl = cli(["plan", "--gpu", "7900xtx", "--wsl", "--mirror", "https://m.example/whl", "--json"]).json()["chosen"]
+    assert wsl["index_url"].startswith("https://repo.radeon.com/")  # a pytorch-index mirror does not touch AMD's
+    assert any("did not rewrite https://repo.radeon.com/" in m for m in wsl["mirror_not_rewritten"])
+    assert any("PyPI" in m for m in wsl["mirror_not_rewritten"])  # AMD's find-links set takes its deps from PyPI
+    amd = cli(["plan", "--gpu", "7900xtx", "--wsl", "--json",
+               "--mirror", "https://repo.radeon.com/rocm/manylinux=https://m.example/amd"]).json()["chosen"]
+    assert amd["index_url"] == "https://m.example/amd/rocm-rel-7.2.1/"
+    assert not any("did not rewrite" in m for m in amd["mirror_not_rewritten"])
+    cuda = cli(["plan", "--gpu", "RTX 4090", "--mirror", "https://m.example/whl", "--json"]).json()["chosen"]
+    assert cuda["index_url"].startswith("https://m.example/whl/cu") and cuda["mirror_not_rewritten"] == []
+    assert cuda["hosts"] == ["m.example"]
+
+
+def test_hosts_a_firewall_must_allow(cli):
+    assert cli(["plan", "--gpu", "RTX 4090", "--json"]).json()["chosen"]["hosts"] == ["download.pytorch.org"]
+    wsl = cli(["plan", "--gpu", "7900xtx", "--wsl", "--json"]).json()["chosen"]["hosts"]
+    assert wsl == ["repo.radeon.com", "pypi.org", "files.pythonhosted.org"]
+
+
+def test_download_is_linux_only_for_now(cli, tmp_path):
+    r = cli(["plan", "--os", "windows", "--backend", "cpu", "--download", str(tmp_path / "d")])
+    assert r.code == 2 and "--download: only Linux targets" in r.err and "Traceback" not in r.err
+    assert not (tmp_path / "d").exists()
+
+
+def test_download_refuses_to_replace_files_before_downloading(cli, tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "install.sh").write_text("mine")
+    r = cli(["plan", "--backend", "cpu", "--os", "linux", "--download", str(d)])
+    assert r.code == 2 and (d / "install.sh").read_text() == "mine"
+    assert not (d / "wheels").exists()
+
+
+def test_packages_pins_a_subset_everywhere(matrix, cli, tmp_path):
+    r = cli(["plan", "--backend", "cpu", "--os", "linux", "--torch", "2.13.0", "--packages", "torch",
+             "--format", "pip,script", "-o", str(tmp_path)])
+    assert r.code == 0, r.err
+    for name in ("requirements.txt", "install.sh"):
+        text = (tmp_path / name).read_text()
+        assert "torch==2.13.0+cpu" in text and "torchvision==" not in text, name
+    bad = cli(["plan", "--backend", "cpu", "--os", "linux", "--packages", "numpy"])
+    assert bad.code == 2 and "--packages numpy" in bad.err
