@@ -112,7 +112,7 @@ def test_flags_add_what_the_text_lacks(cli):
     r = explain(cli, "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
                 "--gpu", "RX 7900 XTX", "--os", "linux")
     (f,) = r.json()
-    assert "gfx1100" in f["cause"] and "Install a build that carries gfx1100" in f["fix"]
+    assert "gfx1100" in f["cause"] and "`envcheck plan` picks for this machine, which carries gfx1100" in f["fix"]  # #10 wording
     assert "+rocm" in f["fix"]
 
 
