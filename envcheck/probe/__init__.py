@@ -54,8 +54,9 @@ def probe_machine(
         runner: runs commands (default :func:`envcheck.runner.run`; tests pass a ``Replay``).
         timeout: seconds each external tool may take.
         docker: also ask ``docker info`` (at most 5 s).
-        nvml: ``None`` = use nvidia-ml-py when a driver is present; ``False`` = never; or a
-            pynvml-like module.
+        nvml: ``None`` = read NVML (libnvidia-ml, through ctypes) when a driver is present;
+            ``True`` = try it even on a replayed tree; ``False`` = never; or a loaded NVML library
+            (a stand-in with NVML's C functions, for tests).
         env: environment of the probed session (default: ``os.environ`` when live, else empty).
         parallel: run the GPU and Docker steps side by side (threads; they mostly wait on tools).
 

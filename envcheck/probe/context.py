@@ -34,8 +34,9 @@ class ProbeContext:
             describe the probed machine; true only when ``root`` is ``/``.
         env: environment variables of the probed session (``WSL_DISTRO_NAME``, ``container``).
         matrix: the compatibility matrix (GPU names, distros), or ``None``.
-        nvml: ``None`` = import ``pynvml`` (nvidia-ml-py) when an NVIDIA driver is present;
-            ``False`` = never use NVML; a module object = use it (tests).
+        nvml: ``None`` = read NVML through ctypes (:func:`envcheck.verify.collector.read_nvml`)
+            when an NVIDIA driver is present; ``True`` = try it even on a replayed tree; ``False`` =
+            never use NVML; a loaded NVML library (a stand-in with NVML's C functions) = use it (tests).
     """
 
     root: Path = Path("/")

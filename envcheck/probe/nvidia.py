@@ -2,7 +2,8 @@
 
 Methods, in order (the first that answers wins; why each earlier one failed is kept in ``how``):
 
-1. NVML through ``nvidia-ml-py`` (``import pynvml``, loaded only when a driver is present):
+1. NVML (libnvidia-ml, loaded only when a driver is present) through the collector's stdlib ctypes
+   reader :func:`envcheck.verify.collector.read_nvml` — the one NVML reader, shared with verify:
    ``nvmlSystemGetDriverVersion``, ``nvmlSystemGetCudaDriverVersion_v2`` (``12080`` = 12.8), and
    per device name, UUID, ``nvmlDeviceGetCudaComputeCapability``, memory, MIG mode.
 2. ``nvidia-smi --query-gpu=index,name,uuid,compute_cap,memory.total,driver_version,mig.mode.current
@@ -20,7 +21,7 @@ Compute capability ``8.9`` is the architecture ``sm_89`` (``12.0`` → ``sm_120`
 from __future__ import annotations
 
 import re
-from typing import Any, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from envcheck.machine.model import GpuDevice
 from envcheck.probe.context import Finding, ProbeContext, first_line, matrix_gpu, result_reason
@@ -134,65 +135,35 @@ def probe_nvidia(ctx: ProbeContext, wsl: bool = False, windows: bool = False) ->
 
 
 # -- 1. NVML ------------------------------------------------------------------------------------
-def _load_nvml(ctx: ProbeContext) -> Any:
-    if ctx.nvml is not None:
-        return ctx.nvml
-    import pynvml  # nvidia-ml-py; ImportError is handled by the caller
-
-    return pynvml
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
 def _from_nvml(ctx: ProbeContext, f: Finding, tried: List[str], wsl: bool) -> bool:
-    try:
-        nv = _load_nvml(ctx)
-    except ImportError:
-        tried.append("NVML: nvidia-ml-py is not installed (pip install nvidia-ml-py)")
-        return False
-    try:
-        nv.nvmlInit()
-    except Exception as exc:  # pynvml.NVMLError and its many subclasses
-        tried.append(f"NVML: {exc}")
-        return False
-    try:
-        how = "NVML (nvidia-ml-py)" + (", the Windows driver under WSL" if wsl else "")
-        f.set("nvidia_driver", _text(nv.nvmlSystemGetDriverVersion()), how)
-        try:
-            v = int(nv.nvmlSystemGetCudaDriverVersion_v2())
-            f.set("cuda_driver_max", f"{v // 1000}.{(v % 1000) // 10}", how + " nvmlSystemGetCudaDriverVersion_v2")
-        except Exception as exc:
-            f.missing("cuda_driver_max", f"NVML could not tell the CUDA version: {exc}")
-        for i in range(int(nv.nvmlDeviceGetCount())):
-            f.gpus.append(_nvml_device(nv, i, how))
-        f.how["nvidia_gpus"] = how
-        return True
-    except Exception as exc:
-        tried.append(f"NVML failed while reading devices: {exc}")
-        f.fields.clear()
-        f.gpus.clear()
-        f.how.clear()
-        return False
-    finally:
-        try:
-            nv.nvmlShutdown()
-        except Exception:
-            pass
+    """NVML through the collector's stdlib reader (:func:`envcheck.verify.collector.read_nvml`):
+    the same code reads NVML on the host (here) and inside the environment under test."""
+    from envcheck.verify.collector import read_nvml
 
-
-def _nvml_device(nv: Any, i: int, how: str) -> GpuDevice:
-    h = nv.nvmlDeviceGetHandleByIndex(i)
-    major, minor = nv.nvmlDeviceGetCudaComputeCapability(h)
     try:
-        current = nv.nvmlDeviceGetMigMode(h)[0]
-        mig: Optional[bool] = bool(current)
-    except Exception:  # NVMLError_NotSupported on GPUs without MIG
-        mig = None
-    return GpuDevice(vendor="nvidia", name=_text(nv.nvmlDeviceGetName(h)), arch=f"sm_{major}{minor}",
-                     memory_mib=int(nv.nvmlDeviceGetMemoryInfo(h).total) // (1 << 20), index=i,
-                     uuid=_text(nv.nvmlDeviceGetUUID(h)), mig=mig, how=how)
+        data = read_nvml(None if ctx.nvml is None or ctx.nvml is True else ctx.nvml)
+    except Exception as exc:  # a broken libnvidia-ml is a reason to fall back, never a crash
+        tried.append(f"NVML failed: {exc}")
+        return False
+    if not data.get("version") and data.get("error"):
+        tried.append(f"NVML: {data['error']}")
+        return False
+    if data.get("error"):
+        tried.append(f"NVML failed while reading devices: {data['error']}")
+        return False
+    how = "NVML (libnvidia-ml)" + (", the Windows driver under WSL" if wsl else "")
+    f.set("nvidia_driver", str(data["version"]), how)
+    if data.get("cuda_max"):
+        f.set("cuda_driver_max", str(data["cuda_max"]), how + " nvmlSystemGetCudaDriverVersion_v2")
+    else:
+        f.missing("cuda_driver_max", "NVML could not tell the CUDA version (nvmlSystemGetCudaDriverVersion_v2)")
+    for g in data.get("gpus") or []:
+        major, minor = (g.get("capability") or [0, 0])[:2]
+        f.gpus.append(GpuDevice(vendor="nvidia", name=g.get("name") or "NVIDIA GPU", arch=f"sm_{major}{minor}",
+                                memory_mib=g.get("memory_mib"), index=g.get("index"), uuid=g.get("uuid"),
+                                mig=g.get("mig"), how=how))
+    f.how["nvidia_gpus"] = how
+    return True
 
 
 # -- 2. nvidia-smi ------------------------------------------------------------------------------

@@ -67,7 +67,8 @@ REGISTRY: Tuple[CheckSpec, ...] = (
                "devices": list_of({"index": "int", "name": "str", "capability": "capability", "memory_mib": "int",
                                    "gcn_arch": "str"}),
                "driver": {"version": "version", "cuda_max": "version", "error": "str",
-                          "gpus": list_of({"index": "int", "name": "str", "capability": "capability"})},
+                          "gpus": list_of({"index": "int", "name": "str", "capability": "capability",
+                                           "uuid": "str", "memory_mib": "int", "mig": "bool"})},
            }),
     _check("environment", "the wheels installed (two CUDA majors), the libraries actually loaded (shadowing), "
                           "the container's /dev/shm, every accelerator (CUDA/HIP, XPU, MPS)",

@@ -361,50 +361,95 @@ def _version_text(v):
     return None if v is None else str(v)
 
 
-def _nvml():
-    """Driver version, highest CUDA and GPUs from NVML through ctypes (no torch, no nvidia-smi).
+#: Where NVML lives: the driver's library (on the loader path; under WSL in /usr/lib/wsl/lib).
+NVML_LIBS = ("libnvidia-ml.so.1", "libnvidia-ml.so", "/usr/lib/wsl/lib/libnvidia-ml.so.1")
+NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED = 0, 3
 
-    NVML ships with the NVIDIA driver (libnvidia-ml.so.1, nvml.dll); without a driver this
-    returns ``{"error": …}``.
+
+def read_nvml(lib=None):
+    """Driver version, highest CUDA and every GPU (name, capability, UUID, memory, MIG mode) from
+    NVML through ctypes — no torch, no nvidia-smi, no nvidia-ml-py. The one NVML reader: the
+    collector calls it inside the environment under test, ``envcheck probe`` on the host.
+
+    ``lib``: an already loaded NVML (tests pass a stand-in with the same C functions); by default
+    libnvidia-ml.so.1 / nvml.dll, which ship with the NVIDIA driver. Without a driver this returns
+    ``{"error": …}``; a failure after init keeps what was read and says where it stopped (``error``).
     """
     import ctypes
 
-    names = ["nvml.dll"] if sys.platform == "win32" else ["libnvidia-ml.so.1", "libnvidia-ml.so"]
-    lib = None
-    for n in names:
-        try:
-            lib = ctypes.CDLL(n)
-            break
-        except OSError:
-            continue
     if lib is None:
-        return {"error": "%s not found (no NVIDIA driver visible)" % names[0]}
-    if lib.nvmlInit_v2() != 0:
-        return {"error": "nvmlInit failed"}
+        names = ["nvml.dll"] if sys.platform == "win32" else list(NVML_LIBS)
+        for n in names:
+            try:
+                lib = ctypes.CDLL(n)
+                break
+            except OSError:
+                continue
+        if lib is None:
+            return {"error": "%s not found (no NVIDIA driver visible)" % names[0]}
+
+    def text(code):
+        try:
+            fn = lib.nvmlErrorString
+            try:
+                fn.restype = ctypes.c_char_p
+            except AttributeError:  # a stand-in library: its function already returns bytes
+                pass
+            msg = fn(code)
+            return msg.decode() if isinstance(msg, bytes) else str(msg)
+        except Exception:
+            return "NVML error %s" % code
+
+    code = lib.nvmlInit_v2()
+    if code != NVML_SUCCESS:
+        return {"error": "nvmlInit failed: %s" % text(code)}
     out = {"gpus": []}
     try:
         buf = ctypes.create_string_buffer(96)
-        if lib.nvmlSystemGetDriverVersion(buf, 96) == 0:
+        if lib.nvmlSystemGetDriverVersion(buf, 96) == NVML_SUCCESS:
             out["version"] = buf.value.decode()
         cver = ctypes.c_int()
-        if lib.nvmlSystemGetCudaDriverVersion_v2(ctypes.byref(cver)) == 0:
+        if lib.nvmlSystemGetCudaDriverVersion_v2(ctypes.byref(cver)) == NVML_SUCCESS:
             out["cuda_max"] = "%d.%d" % (cver.value // 1000, cver.value % 1000 // 10)
         count = ctypes.c_uint()
-        if lib.nvmlDeviceGetCount_v2(ctypes.byref(count)) == 0:
-            for i in range(count.value):
-                handle = ctypes.c_void_p()
-                if lib.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(handle)) != 0:
-                    continue
-                gpu = {"index": i}
-                if lib.nvmlDeviceGetName(handle, buf, 96) == 0:
-                    gpu["name"] = buf.value.decode()
-                major, minor = ctypes.c_int(), ctypes.c_int()
-                if lib.nvmlDeviceGetCudaComputeCapability(handle, ctypes.byref(major), ctypes.byref(minor)) == 0:
-                    gpu["capability"] = [major.value, minor.value]
-                out["gpus"].append(gpu)
+        code = lib.nvmlDeviceGetCount_v2(ctypes.byref(count))
+        if code != NVML_SUCCESS:
+            out["error"] = "nvmlDeviceGetCount failed: %s" % text(code)
+            return out
+        for i in range(count.value):
+            handle = ctypes.c_void_p()
+            code = lib.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(handle))
+            if code != NVML_SUCCESS:
+                out["error"] = "nvmlDeviceGetHandleByIndex(%d) failed: %s" % (i, text(code))
+                continue
+            gpu = {"index": i}
+            if lib.nvmlDeviceGetName(handle, buf, 96) == NVML_SUCCESS:
+                gpu["name"] = buf.value.decode()
+            major, minor = ctypes.c_int(), ctypes.c_int()
+            if lib.nvmlDeviceGetCudaComputeCapability(handle, ctypes.byref(major), ctypes.byref(minor)) == 0:
+                gpu["capability"] = [major.value, minor.value]
+            if lib.nvmlDeviceGetUUID(handle, buf, 96) == NVML_SUCCESS:
+                gpu["uuid"] = buf.value.decode()
+            mem = _nvml_memory_type()()
+            if lib.nvmlDeviceGetMemoryInfo(handle, ctypes.byref(mem)) == NVML_SUCCESS:
+                gpu["memory_mib"] = int(mem.total // (1024 * 1024))
+            current, pending = ctypes.c_uint(), ctypes.c_uint()
+            code = lib.nvmlDeviceGetMigMode(handle, ctypes.byref(current), ctypes.byref(pending))
+            if code == NVML_SUCCESS:
+                gpu["mig"] = bool(current.value)
+            out["gpus"].append(gpu)
     finally:
         lib.nvmlShutdown()
     return out
+
+
+def _nvml_memory_type():
+    import ctypes
+
+    class Memory(ctypes.Structure):
+        _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong), ("used", ctypes.c_ulonglong)]
+
+    return Memory
 
 
 def _driver_facts():
@@ -415,7 +460,7 @@ def _driver_facts():
         if m:
             out["version"] = m.group(1)
     try:
-        out.update({k: v for k, v in _nvml().items() if k not in out})
+        out.update({k: v for k, v in read_nvml().items() if k not in out})
     except Exception as exc:  # a broken NVML is a fact, not a reason to fail the probe
         out["error"] = "NVML: %s" % exc
     return out

@@ -15,12 +15,14 @@ from tests.verify.conftest import STANDIN
 pytestmark = pytest.mark.docker
 
 
-def in_container(image: str, shm: str, label: str):
-    """A ``start`` seam that runs each collector worker in a fresh container with ``--shm-size shm``."""
+def in_container(image: str, shm: str, label: str, mounts=()):
+    """A ``start`` seam that runs each collector worker in a fresh container with ``--shm-size shm``
+    (and extra ``-v`` mounts)."""
     def start(argv, env=None, cwd=None):
         inner = ["python3", "/envcheck/collector.py", *[str(a) for a in argv[2:]]]
+        extra = [a for m in mounts for a in ("-v", m)]
         return runner.start(["docker", "run", "--rm", "--label", label, "--shm-size", shm, "--network", "none",
-                             "-v", f"{COLLECTOR.parent}:/envcheck:ro", "-v", f"{STANDIN}:/standin:ro",
+                             "-v", f"{COLLECTOR.parent}:/envcheck:ro", "-v", f"{STANDIN}:/standin:ro", *extra,
                              "-e", "PYTHONPATH=/standin", image, *inner])
     return start
 
@@ -57,3 +59,16 @@ def test_a_large_dev_shm_passes(engine, base_image, matrix):
     assert facts.section("platform")["shm_mib"] == 2048
     (check,) = diagnose(facts, matrix=matrix, checks=["environment"])
     assert check.status == "pass", check.detail
+
+
+def test_jetson_l4t_release_is_read(engine, base_image, tmp_path):
+    """/etc/nv_tegra_release as JetPack 6.1 writes it (L4T R36.4.0) on a Jetson: the collector
+    reports the L4T release."""
+    release = tmp_path / "nv_tegra_release"
+    release.write_text("# R36 (release), REVISION: 4.0, GCID: 37537400, BOARD: generic, EABI: aarch64, "
+                       "DATE: Fri Sep 13 04:36:44 UTC 2024\n")
+    label = f"io.envcheck.test-run={uuid.uuid4().hex}"
+    facts = collect("python3", ["import_torch"], timeout=60,
+                    start=in_container(base_image, "64m", label, mounts=[f"{release}:/etc/nv_tegra_release:ro"]))
+    assert facts.section("platform")["l4t"] == "36.4.0"
+    assert leftover(engine, label) == []

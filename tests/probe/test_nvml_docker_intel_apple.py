@@ -1,11 +1,9 @@
-"""NVML (real nvidia-ml-py where it fails here; a stand-in carrying a real machine's values where it
-cannot), Docker (recorded `docker info` JSON), Intel GPUs (sysfs tree) and Apple Silicon (sysctl)."""
+"""NVML (the real ctypes reader where it fails here; a stand-in with NVML's C API carrying a real
+machine's values where it cannot), Docker (recorded `docker info` JSON), Intel GPUs (sysfs tree) and Apple Silicon (sysctl)."""
 
 from __future__ import annotations
 
 import os
-
-import pytest
 
 from envcheck.probe import probe_machine
 from envcheck.probe.apple import probe_apple
@@ -17,64 +15,70 @@ from tests.probe.replay import FIXTURES, machine_replay, recorded
 
 # -- NVML ---------------------------------------------------------------------------------------
 def test_real_nvml_without_a_driver_falls_back_to_nvidia_smi(probe_matrix):
-    """nvidia-ml-py is installed here but no libnvidia-ml.so: its real error is kept in how."""
-    pynvml = pytest.importorskip("pynvml")
+    """The real NVML reader (ctypes) on this machine, which has no libnvidia-ml: its error is kept in how."""
     root, replay = machine_replay("nvidia-2x-a5000")
-    m = probe_machine(probe_matrix, root=root, runner=replay, docker=False, nvml=pynvml)
+    m = probe_machine(probe_matrix, root=root, runner=replay, docker=False, nvml=True)
     assert len(m.gpus) == 2 and m.nvidia_driver == "590.44.01"
-    assert "(NVML: NVML Shared Library Not Found)" in m.how["nvidia_driver"]
-
-
-class _Memory:
-    def __init__(self, total):
-        self.total = total
+    assert "(NVML: libnvidia-ml.so.1 not found (no NVIDIA driver visible))" in m.how["nvidia_driver"]
 
 
 class DualA5000Nvml:
-    """A pynvml stand-in answering with the values of the dual RTX A5000 machine recorded in
+    """NVML's C API (as :func:`envcheck.verify.collector.read_nvml` calls it through ctypes),
+    answering with the values of the dual RTX A5000 machine recorded in
     influxdata/telegraf:plugins/inputs/nvidia_smi/testdata/dual_a5000-v13.xml@58ff61d01b
-    (driver 590.44.01, CUDA 13.1, 24564 MiB, MIG not supported). This machine has no GPU for NVML."""
+    (driver 590.44.01, CUDA 13.1, 24564 MiB, MIG not supported). This machine has no GPU for NVML.
+    Out-parameters arrive as ``ctypes.byref`` objects (``._obj`` is the variable) or buffers."""
 
-    class NVMLError_NotSupported(Exception):
-        pass
-
+    NOT_SUPPORTED, GPU_IS_LOST = 3, 15
     uuids = ["GPU-12345678-aaaa-bbbb-cccc-0123456789ab", "GPU-12345678-aaaa-bbbb-cccc-0123456789cd"]
 
     def __init__(self):
         self.shutdown = False
 
-    def nvmlInit(self):
-        pass
+    def nvmlInit_v2(self):
+        return 0
 
     def nvmlShutdown(self):
         self.shutdown = True
+        return 0
 
-    def nvmlSystemGetDriverVersion(self):
-        return b"590.44.01"  # older nvidia-ml-py returns bytes
+    def nvmlErrorString(self, code):
+        return {self.NOT_SUPPORTED: b"Not Supported", self.GPU_IS_LOST: b"GPU is lost"}.get(code, b"Unknown Error")
 
-    def nvmlSystemGetCudaDriverVersion_v2(self):
-        return 13010
+    def nvmlSystemGetDriverVersion(self, buf, size):
+        buf.value = b"590.44.01"
+        return 0
 
-    def nvmlDeviceGetCount(self):
-        return 2
+    def nvmlSystemGetCudaDriverVersion_v2(self, out):
+        out._obj.value = 13010
+        return 0
 
-    def nvmlDeviceGetHandleByIndex(self, i):
-        return i
+    def nvmlDeviceGetCount_v2(self, out):
+        out._obj.value = 2
+        return 0
 
-    def nvmlDeviceGetName(self, h):
-        return "NVIDIA RTX A5000"
+    def nvmlDeviceGetHandleByIndex_v2(self, i, out):
+        out._obj.value = i + 1  # a handle is an opaque non-null pointer
+        return 0
 
-    def nvmlDeviceGetUUID(self, h):
-        return self.uuids[h]
+    def nvmlDeviceGetName(self, handle, buf, size):
+        buf.value = b"NVIDIA RTX A5000"
+        return 0
 
-    def nvmlDeviceGetCudaComputeCapability(self, h):
-        return (8, 6)
+    def nvmlDeviceGetUUID(self, handle, buf, size):
+        buf.value = self.uuids[handle.value - 1].encode()
+        return 0
 
-    def nvmlDeviceGetMemoryInfo(self, h):
-        return _Memory(24564 * 1024 * 1024)
+    def nvmlDeviceGetCudaComputeCapability(self, handle, major, minor):
+        major._obj.value, minor._obj.value = 8, 6
+        return 0
 
-    def nvmlDeviceGetMigMode(self, h):
-        raise self.NVMLError_NotSupported("Not Supported")
+    def nvmlDeviceGetMemoryInfo(self, handle, out):
+        out._obj.total = 24564 * 1024 * 1024
+        return 0
+
+    def nvmlDeviceGetMigMode(self, handle, current, pending):
+        return self.NOT_SUPPORTED
 
 
 def test_nvml_answers_first(probe_matrix, tmp_path):
@@ -85,20 +89,36 @@ def test_nvml_answers_first(probe_matrix, tmp_path):
         ("NVIDIA RTX A5000", "sm_86", 24564, 0, nv.uuids[0], None),
         ("NVIDIA RTX A5000", "sm_86", 24564, 1, nv.uuids[1], None)]
     assert m.nvidia_driver == "590.44.01" and m.cuda_driver_max == "13.1"
-    assert m.how["cuda_driver_max"] == "NVML (nvidia-ml-py) nvmlSystemGetCudaDriverVersion_v2"
+    assert m.how["cuda_driver_max"] == "NVML (libnvidia-ml) nvmlSystemGetCudaDriverVersion_v2"
     assert not any(call[0] == "nvidia-smi" for call in replay.calls)  # no need to run the tool
     assert nv.shutdown
 
 
+def test_one_nvml_reader_for_probe_and_verify():
+    """probe and verify's collector read NVML with the same function (the collector's, stdlib only)."""
+    from envcheck.verify.collector import read_nvml
+
+    nv = DualA5000Nvml()
+    assert read_nvml(nv) == {"version": "590.44.01", "cuda_max": "13.1", "gpus": [
+        {"index": i, "name": "NVIDIA RTX A5000", "capability": [8, 6], "uuid": nv.uuids[i], "memory_mib": 24564}
+        for i in (0, 1)]}
+    assert nv.shutdown
+    import envcheck.probe.nvidia as probe_nvidia
+
+    from pathlib import Path
+
+    assert "pynvml" not in Path(probe_nvidia.__file__).read_text(encoding="utf-8")
+
+
 def test_nvml_failing_mid_way_falls_back(probe_matrix):
     class Broken(DualA5000Nvml):
-        def nvmlDeviceGetCount(self):
-            raise RuntimeError("GPU is lost")
+        def nvmlDeviceGetCount_v2(self, out):
+            return self.GPU_IS_LOST
 
     root, replay = machine_replay("nvidia-2x-a5000")
     m = probe_machine(probe_matrix, root=root, runner=replay, docker=False, nvml=Broken())
     assert len(m.gpus) == 2 and m.how["nvidia_gpus"].startswith("nvidia-smi --query-gpu")
-    assert "NVML failed while reading devices: GPU is lost" in m.how["nvidia_gpus"]
+    assert "NVML failed while reading devices: nvmlDeviceGetCount failed: GPU is lost" in m.how["nvidia_gpus"]
 
 
 # -- Docker (recorded on this machine: tests/fixtures/probe/docker/SOURCES.md) ----------------------

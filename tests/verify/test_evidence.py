@@ -215,3 +215,38 @@ def test_recorded_facts_replay(cli):
             continue
         r = cli(["verify", "--facts", str(f), "--json"])
         assert r.code == 0, (f.name, r.out)
+
+
+# -- a CPU wheel on a machine whose GPU torch could drive ----------------------------------------
+
+def _cpu_build_facts(os_="linux", arch="x86_64", **build):
+    from envcheck.verify.facts import facts_from_dict
+
+    return facts_from_dict({"schema": 2, "python": {"version": "3.11.7", "executable": "/v/bin/python", "bits": 64},
+                            "platform": {"os": os_, "arch": arch, **({"glibc": "2.36"} if os_ == "linux" else {})},
+                            "runs": {"import_torch": {"outcome": "ok", "data": {"version": "2.7.0+cpu"}},
+                                     "cuda_build": {"outcome": "ok", "data": {"arch_list": [], "devices": [],
+                                                                             "is_available": False, **build}}}})
+
+
+def test_a_cpu_wheel_on_an_intel_gpu_fails_with_the_xpu_build(matrix):
+    from envcheck.machine.describe import apply_flags
+    from envcheck.verify.diagnose import diagnose
+
+    machine = apply_flags(matrix, None, gpus=["Intel Arc A770"], os="linux", python="3.11")
+    (c,) = diagnose(_cpu_build_facts(), machine=machine, matrix=matrix, checks=["cuda_build"])
+    assert c.status == "fail" and c.rule == "cpu-only-build"
+    assert "Intel Arc A770" in c.detail and "+xpu" in c.fix and "whl/xpu" in c.fix, c.fix
+
+
+def test_a_mac_without_mps_fails_and_with_mps_passes(matrix):
+    from envcheck.machine.describe import apply_flags
+    from envcheck.verify.diagnose import diagnose
+
+    machine = apply_flags(matrix, None, os="macos", python="3.11")
+    (c,) = diagnose(_cpu_build_facts("macos", "arm64", mps_built=False), machine=machine, matrix=matrix,
+                    checks=["cuda_build"])
+    assert c.status == "fail" and "without MPS" in c.detail
+    (ok,) = diagnose(_cpu_build_facts("macos", "arm64", mps_built=True, mps_available=True), machine=machine,
+                     matrix=matrix, checks=["cuda_build"])
+    assert ok.status == "pass" and "MPS (the Apple GPU) is available" in ok.detail
