@@ -37,8 +37,8 @@ examples:
 checks (in report order):
 {checks}
 
-tiers: --tier quick runs import_torch, cuda_build, arch_compat, driver, lock, allocation, matmul
-(seconds); --tier full (the default) runs every check. --checks/--skip narrow either.
+tiers: --tier quick runs import_torch, cuda_build, environment, arch_compat, driver, lock, allocation,
+matmul (seconds); --tier full (the default) runs every check. --checks/--skip narrow either.
 
 Each check runs in a worker process with a timeout: a hang, a crash (the signal is named) or an
 exception is that check's result, and a fresh worker runs the rest. On a machine without a GPU the
@@ -78,7 +78,7 @@ def add_parser(sub: Any) -> None:
     fleet.add_argument("--junit", metavar="FILE", type=Path,
                        help="write JUnit XML: one testcase per check, classname = the node")
     fleet.add_argument("--tier", choices=("quick", "full"),
-                       help="quick: import, build, arch, driver, lock, allocation, one matmul (seconds); "
+                       help="quick: import, build, environment, arch, driver, lock, allocation, one matmul (seconds); "
                             "full: every check (default)")
     fleet.add_argument("--distributed", action="store_true",
                        help="under torchrun: all_reduce/all_gather across every rank (NCCL on GPUs, gloo on "

@@ -16,7 +16,7 @@ torchaudio
 python         the interpreter's version
 glibc          the C library's version
 os             ``linux`` / ``windows`` / ``macos`` and the CPU arch
-shm            the size of ``/dev/shm``
+shm            the size of ``/dev/shm`` (the node's, else the one the collector saw)
 gpu_model      the GPUs' names (sorted, ``2× NVIDIA H100 80GB HBM3`` style)
 gpu_count      how many GPUs torch (else probe) sees
 =============  ==================================================================================
@@ -92,6 +92,9 @@ def node_facts(report: Mapping[str, Any]) -> Dict[str, Optional[str]]:
     os_name = platform.get("os") or machine.get("os")
     arch = platform.get("arch") or machine.get("arch")
     shm = host.get("shm_bytes")
+    if not isinstance(shm, int):  # a report from saved facts: the collector's own /dev/shm reading
+        mib = platform.get("shm_mib")
+        shm = mib * (1 << 20) if isinstance(mib, int) and not isinstance(mib, bool) else None
     arch_list = build.get("arch_list")
     return {
         "driver": driver,

@@ -32,8 +32,9 @@ KIND = "envcheck-node-report"
 SCHEMA = 1
 
 #: ``--tier quick``: seconds, fit for a Slurm prolog or an init container — torch imports, the
-#: build, the arch list and the driver fit the GPUs, memory can be had, one matmul is right.
-QUICK_CHECKS = ("import_torch", "cuda_build", "arch_compat", "driver", "lock", "allocation", "matmul")
+#: build, the arch list and the driver fit the GPUs, the environment (wheels of two CUDA majors, a
+#: shadowing library, a small /dev/shm), memory can be had, one matmul is right.
+QUICK_CHECKS = ("import_torch", "cuda_build", "environment", "arch_compat", "driver", "lock", "allocation", "matmul")
 TIERS = ("quick", "full")
 
 #: Environment variables that name the node, most specific first (Slurm, a Kubernetes pod given

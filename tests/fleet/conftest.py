@@ -14,6 +14,9 @@ import pytest
 from tests.conftest import ROOT, run_cli
 
 CASES = ROOT / "tests" / "fixtures" / "verify" / "cases"
+#: Facts recorded on real machines (`nox -s device`) and schema-2 facts from public reports.
+RECORDED = [*sorted((ROOT / "tests" / "fixtures" / "verify" / "recorded").glob("*.json")),
+            *sorted((ROOT / "tests" / "fixtures" / "verify" / "evidence").glob("*.json"))]
 
 
 def make_report(facts: Path, out: Path, *extra: str) -> dict:
@@ -27,7 +30,7 @@ def make_report(facts: Path, out: Path, *extra: str) -> dict:
 def case_reports(tmp_path_factory):
     """A node report per recorded case (C01, C06, …): {case id: report}."""
     d = tmp_path_factory.mktemp("case-reports")
-    return {p.stem: make_report(p, d / f"{p.stem}.json") for p in sorted(CASES.glob("*.json"))}
+    return {p.stem: make_report(p, d / f"{p.stem}.json") for p in [*sorted(CASES.glob("*.json")), *RECORDED]}
 
 
 @pytest.fixture(scope="session")

@@ -104,17 +104,21 @@ def test_one_mutation_is_drift_on_exactly_that_node(tmp_path, case_reports, what
     assert fleet.exit_code == 1
 
 
-@pytest.mark.parametrize("case", ["C09", "C16", "C06"])
+@pytest.mark.parametrize("case", ["C09", "C16", "C06", "dev-cpu-x86_64-torch-2.13.0-cpu", "N01-nccl-two-majors",
+                                  "N03-nccl-small-shm"])
 def test_mutations_on_other_real_machines(tmp_path, case_reports, case):
-    """The same on a WSL2 conda machine (C09), a runtime container (C16), CentOS 7 (C06): the facts
-    each of them recorded, changed one at a time."""
+    """The same on a WSL2 conda machine (C09), a runtime container (C16), CentOS 7 (C06), a machine
+    recorded by `nox -s device` (dev-cpu…), and schema-2 facts from public reports (N01 two NCCL
+    majors, N03 a 64 MB /dev/shm): the facts each of them recorded, changed one at a time."""
     from envcheck.fleet.merge import merge
 
     base = _baseline(case_reports, case)
     mutations = [(set_path("facts", "python", "version", value="3.9.1"), {"python"}),
                  (set_path("facts", "platform", "glibc", value="2.28"), {"glibc"}),
                  (set_path("host", "shm_bytes", value=1 << 26), {"shm"}),
-                 (lambda d: d["facts"]["packages"]["torch"][0].update(version="9.9.9"), {"torch"} if case == "C06" else set())]
+                 (lambda d: d["facts"]["packages"]["torch"][0].update(version="9.9.9"),
+                  # the version torch reports wins over pip's metadata; C06's and N01's torch did not import
+                  {"torch"} if case in ("C06", "N01-nccl-two-majors") else set())]
     for i, (mutate, expected) in enumerate(mutations):
         fleet = merge([str(write_fleet(tmp_path / str(i), base, mutate, victim="gpu010"))])
         assert {d["fact"] for d in fleet.drift} == expected, (case, i, fleet.drift)
@@ -126,7 +130,8 @@ def test_real_machines_side_by_side(tmp_path, case_reports):
     from envcheck.fleet.merge import merge
 
     for name, doc in case_reports.items():
-        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+        if name.startswith("C"):  # the seven cases from public bug reports
+            (tmp_path / f"{name}.json").write_text(json.dumps(doc))
     fleet = merge([str(tmp_path)])
     assert len(fleet.nodes) == 7 and fleet.passed == 0
     glibc = next(d for d in fleet.drift if d["fact"] == "glibc")
@@ -308,3 +313,54 @@ def test_expected_nodes_without_a_report_are_missing(tmp_path, case_reports):
     inputs = {s.name: s for s in JUnitXml.fromfile(str(tmp_path / "m.xml"))}["fleet-inputs"]
     assert [(c.name, c.is_passed) for c in inputs] == [("gpu011", False)]
     assert "envcheck_fleet_missing_nodes 1" in (tmp_path / "m.prom").read_text()
+
+
+#: What `envcheck probe` saw on recorded real machines (tests/fixtures/probe/machines), and the facts
+#: a node of the A5000 fleet shows as drift when its probe is that machine's instead (hand-written:
+#: the A5000 box has 2× RTX A5000 on driver 590.44.01; the 3090+7900 XTX box the same driver, two GPUs;
+#: the WSL2 Quadro one GPU on the Windows driver 527.27; the open-module box a driver from /proc and
+#: no GPU nvidia-smi could list; the MI350X box no NVIDIA driver).
+PROBED = [("mixed-3090-7900xtx", {"gpu_model"}),
+          ("wsl2-nvidia-quadro", {"driver", "gpu_model", "gpu_count"}),
+          ("nvidia-open-proc-only", {"driver", "gpu_count"}),
+          ("amd-smi-mi350x", {"gpu_model", "gpu_count"})]
+
+
+@pytest.mark.parametrize("other, expected", PROBED, ids=[p[0] for p in PROBED])
+def test_a_node_whose_probe_differs(tmp_path, case_reports, other, expected):
+    """Ten nodes with the facts recorded on a real machine and the probe of the 2× A5000 box; one
+    node's probe is another recorded machine's: drift in exactly the machine facts that differ."""
+    from envcheck.fleet.merge import merge
+    from envcheck.probe import load_probe_matrix, probe_machine
+    from tests.probe.replay import machine_replay
+
+    def probed(name):
+        root, replay = machine_replay(name)
+        return probe_machine(load_probe_matrix(), root=root, runner=replay, docker=False, nvml=False).to_dict()
+
+    base = copy.deepcopy(case_reports["dev-cpu-x86_64-torch-2.13.0-cpu"])
+    base["machine"] = base["facts"]["machine"] = probed("nvidia-2x-a5000")
+    theirs = probed(other)
+
+    def swap(doc):
+        doc["machine"] = doc["facts"]["machine"] = theirs
+
+    fleet = merge([str(write_fleet(tmp_path / "f", base, swap, victim="gpu007"))])
+    assert {d["fact"] for d in fleet.drift} == expected
+    for d in fleet.drift:
+        assert [o["nodes"] for o in d["outliers"]] == ["gpu007"]
+        if d["fact"] == "gpu_model":
+            assert d["majority"] == "2× NVIDIA RTX A5000"
+        if d["fact"] == "driver":
+            assert d["majority"] == "590.44.01"
+
+
+def test_shm_from_the_collector_when_the_host_did_not_say(case_reports):
+    """A report made from saved facts has no host /dev/shm reading: the collector's is used (N03:
+    the 64 MB /dev/shm of a container from a public report)."""
+    from envcheck.fleet.drift import node_facts
+
+    doc = case_reports["N03-nccl-small-shm"]
+    assert "shm_bytes" not in doc["host"]
+    assert node_facts(doc)["shm"] == "64 MiB"
+    assert node_facts(case_reports["C01"])["shm"] is None  # schema 1 facts never had it
