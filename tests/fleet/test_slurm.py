@@ -41,6 +41,7 @@ def test_prolog_text():
 
 @pytest.mark.parametrize("argv, message", [(["--nodes", "0"], "at least 1"), (["--nodelist", "gpu[3-1]"], "backwards"),
                                            (["--wait"], "--wait needs --submit"),
+                                           (["--submit", "--timeout", "nan"], "--timeout nan"),
                                            (["--nodes", "2", "--nodelist", "a"], "not allowed with")])
 def test_bad_input(argv, message):
     r = run_cli(["fleet", "slurm", *argv])
