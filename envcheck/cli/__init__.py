@@ -37,7 +37,11 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Optional[List[str]] = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``argv`` naming a command, only that command's parser is built
+    in full (the others get an empty one), so ``envcheck plan …`` does not import the modules — and
+    their imports — of every other command. Help, errors and unknown commands get everything."""
+    only = _command_of(argv)
     parser = _Parser(
         prog="envcheck",
         description=DESCRIPTION,
@@ -46,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"envcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
+        if only is not None and name != only:
+            sub.add_parser(name)
+            continue
         try:
             mod = importlib.import_module(f"envcheck.cli.{name}")
         except ModuleNotFoundError as exc:  # a command not built yet
@@ -54,6 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         mod.add_parser(sub)
     return parser
+
+
+def _command_of(argv: Optional[List[str]]) -> Optional[str]:
+    """The command ``argv`` runs when it is plainly one (its first word, no global option before
+    it, no top-level help asked), else ``None``."""
+    if not argv or argv[0] not in COMMANDS:
+        return None
+    return argv[0]
 
 
 def _ensure_streams() -> None:
@@ -125,7 +140,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     disk, ``> /dev/full``) is a one-line error and exit 1.
     """
     _ensure_streams()
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()

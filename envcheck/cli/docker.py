@@ -7,7 +7,9 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
+
+from envcheck.cli.flags import add_matrices, add_plan_arguments, plan_request
 
 HELP = "build a Docker image from a plan and verify it from inside"
 
@@ -78,7 +80,6 @@ def _usage(p: argparse.ArgumentParser) -> int:
 
 
 def _add_build(d: Any) -> None:
-    from envcheck.cli.plan import add_plan_arguments
 
     b = d.add_parser("build", help="build the image a plan describes", description="Build the image a plan "
                      "describes (from a lock file or plan flags) through the Docker engine.", epilog=BUILD_EPILOG,
@@ -97,7 +98,7 @@ def _add_build(d: Any) -> None:
                    help="a mirror of https://download.pytorch.org/whl (as `envcheck plan --mirror`)")
     o.add_argument("--keep", action="store_true", help="keep the containers and images of a failed build (to debug it)")
     o.add_argument("--json", action="store_true", help="print {tag, id, base_image, pins, wheels, notes, seconds, dockerfile}")
-    o.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    add_matrices(o)
     b.set_defaults(run=run_build)
 
 
@@ -119,7 +120,7 @@ def _add_verify(d: Any) -> None:
                         "/opt/venv/bin/python that has torch)")
     v.add_argument("--keep", action="store_true", help="keep the containers (to inspect them)")
     v.add_argument("--json", action="store_true", help="print {checks: [...], facts: {...}, docker: {...}}")
-    v.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    add_matrices(v)
     v.set_defaults(run=run_verify, save_facts=None)
 
 
@@ -150,7 +151,7 @@ def _add_ci(d: Any) -> None:
     c.add_argument("--timeout", metavar="S", type=float, default=120.0, help="seconds per verify check (default 120)")
     c.add_argument("--skip", metavar="LIST", help="verify checks to leave out")
     c.add_argument("--keep-image", action="store_true", help="keep the image after verifying it")
-    c.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    add_matrices(c)
     c.set_defaults(run=run_ci, checks=None, python=None, keep=False, json=False, save_facts=None, lock=None)
 
 
@@ -193,9 +194,10 @@ def _plan(args: argparse.Namespace) -> Any:
 
         matrix = load_matrix(args.matrices)
         return matrix, plan_from_lock_file(args.lock, matrix)
-    from envcheck.cli.plan import resolve_args
+    from envcheck.app.plan import plan as plan_use_case
 
-    matrix, _, plan = resolve_args(args, mirrors)
+    result = plan_use_case(plan_request(args))
+    matrix, plan = result.matrix, result.plan
     if plan is None:
         raise NoCompatibleBuild("no build fits these flags: `envcheck plan --explain` with the same flags lists "
                                 "every candidate and why it was rejected")
@@ -320,27 +322,6 @@ def run_base(args: argparse.Namespace) -> int:
 
 # -- ci -------------------------------------------------------------------------------------------
 
-def plan_from_flags(flags: List[str], matrices: Optional[Path] = None, prog: str = "envcheck plan") -> Any:
-    """``(matrix, plan)`` for `envcheck plan` flags given as a list (a ``[[ci_target]]`` row's
-    ``args``); the plan is ``None`` when no build fits.
-
-    Raises:
-        UsageError: flags that `envcheck plan` would refuse (exit 2).
-    """
-    from envcheck.cli import _Parser
-    from envcheck.cli.plan import add_plan_arguments, resolve_args
-
-    from envcheck.resolve.plan import parse_mirrors
-
-    p = _Parser(prog=prog)
-    add_plan_arguments(p)
-    p.add_argument("--mirror", action="append", default=[])
-    args = p.parse_args(list(flags))
-    args.matrices = matrices
-    matrix, _, plan = resolve_args(args, parse_mirrors(args.mirror))
-    return matrix, plan
-
-
 def run_ci(args: argparse.Namespace) -> int:
     from envcheck.cli.verify import print_report, selected_checks
     from envcheck.docker.build import base_row, build_from_plan, remove_image
@@ -356,7 +337,11 @@ def run_ci(args: argparse.Namespace) -> int:
     if target is None:
         raise UsageError(f"no ci_target {args.target!r} in matrices/docker.toml; known: {', '.join(rows)}")
     doc: Dict[str, Any] = {"target": target.name, "description": target.description, "args": list(target.args)}
-    matrix, plan = plan_from_flags(list(target.args), args.matrices, f"ci_target {target.name}")
+    from envcheck.app.plan import plan as plan_use_case
+    from envcheck.app.plan import request_from_flags
+
+    result = plan_use_case(request_from_flags(list(target.args), f"ci_target {target.name}", args.matrices))
+    matrix, plan = result.matrix, result.plan
     if plan is None:
         doc.update(status="no-plan", reason="no build fits the target's flags")
         return _ci_done(args, doc, 1)

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from envcheck.cli.flags import add_matrices
+
 HELP = "explain a PyTorch error message or traceback: cause and fix"
 
 EPILOG = """\
@@ -57,7 +59,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true",
                    help="print [{rule, matched, cause, fix, source}]; for unknown text {findings: [], closest: "
                         "[{rule, score, example}]}; with --list the family table")
-    p.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    add_matrices(p)
     p.set_defaults(run=run)
 
 

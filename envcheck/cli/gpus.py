@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from envcheck.cli.flags import add_matrices
+
 HELP = "list the GPUs envcheck knows (name, vendor, arch, aliases)"
 
 
@@ -18,7 +20,7 @@ def add_parser(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("query", nargs="*", help="filter (optional)")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--matrices", metavar="DIR", help="read the matrix from DIR")
+    add_matrices(p)
     p.set_defaults(run=run)
 
 

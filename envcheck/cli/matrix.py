@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from envcheck.cli.flags import add_matrices
+
 HELP = "show, validate or refresh the compatibility matrix (matrices/*.toml)"
 
 
@@ -23,13 +25,13 @@ def add_parser(sub: Any) -> None:
     show.add_argument("--torch", metavar="SPEC", help="only these releases (2.7, 2.1.*, >=2.5)")
     show.add_argument("--variant", metavar="V", help="only this variant (cu128, rocm6.3, cpu)")
     show.add_argument("--json", action="store_true", help="print JSON")
-    show.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR")
+    add_matrices(show)
     show.set_defaults(run=run_show)
     val = msub.add_parser("validate", help="check schema, sources and cross-references",
                           description="Check every matrix file: schema, source forms, and the "
                                       "references between tables. Exit 0 when clean, 1 when errors "
                                       "were found.")
-    val.add_argument("--matrices", metavar="DIR", type=Path, help="check DIR (default: built in)")
+    add_matrices(val, help="check DIR (default: built in)")
     val.add_argument("--json", action="store_true", help="print JSON")
     val.set_defaults(run=run_validate)
     _add_update(msub)
@@ -84,8 +86,7 @@ def _add_update(msub: Any) -> None:
     up.add_argument("--channel", metavar="NAME",
                     help="record the files under this channel (default: the [[channel]] whose "
                          "index_url matches --index, else the index host name)")
-    up.add_argument("--matrices", metavar="DIR", type=Path,
-                    help="read the hand-sourced matrix from DIR, and write there unless --data-dir is given")
+    add_matrices(up, help="read the hand-sourced matrix from DIR, and write there unless --data-dir is given")
     up.add_argument("--data-dir", metavar="DIR", type=Path,
                     help="write the generated files into DIR (default: your per-user data folder)")
     up.add_argument("--dry-run", action="store_true", help="fetch and compare, write nothing")
@@ -102,13 +103,15 @@ def _add_status(msub: Any) -> None:
                          description="Newest release on record, date of the last update, and every "
                                      "release/variant the index has that torch-builds*.toml does not cover.",
                          epilog=STATUS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    st.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR")
+    add_matrices(st)
     st.add_argument("--json", action="store_true", help="print JSON")
     st.set_defaults(run=run_status_cmd)
 
 
 def run_update_cmd(args: argparse.Namespace) -> int:
-    from envcheck.errors import UsageError
+    from envcheck.errors import UsageError, require_extra
+
+    require_extra("update")
     from envcheck.update.client import IndexClient
     from envcheck.update.report import RichProgress, print_update
     from envcheck.update.update import DEFAULT_INDEX, run_update

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any, List
 
+from envcheck.cli.flags import add_matrices, check_timeout
+
 HELP = "describe this machine: OS, glibc, Python, WSL, GPUs, drivers, ROCm, Docker"
 
 EPILOG = """\
@@ -38,7 +40,7 @@ def add_parser(sub: Any) -> None:
                    help="seconds each tool (nvidia-smi, rocminfo, docker) may take (default 5); a tool that "
                         "prints more than 8 MiB is stopped too")
     p.add_argument("--no-docker", dest="docker", action="store_false", help="do not ask docker")
-    p.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    add_matrices(p)
     p.set_defaults(run=run)
 
 
@@ -46,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.errors import DataFileError, UsageError
     from envcheck.probe import load_probe_matrix, probe_machine
 
-    from envcheck.cli.verify import check_timeout
 
     check_timeout(args.timeout)
     if args.output is not None and args.output.is_dir():

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any, List, Optional
 
+from envcheck.cli.flags import add_matrices, check_timeout
+
 HELP = "run real smoke tests (import, kernels, conv, compile, collectives) in an environment"
 
 EPILOG = """\
@@ -70,7 +72,7 @@ def add_parser(sub: Any) -> None:
                         "before anything runs)")
     p.add_argument("--force", action="store_true", help="let --save-facts replace an existing file")
     p.add_argument("--json", action="store_true", help="print {checks: [...], facts: {...}}")
-    p.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    add_matrices(p)
     fleet = p.add_argument_group("fleet (reports that `envcheck fleet merge` reads)")
     fleet.add_argument("--report", metavar="FILE|DIR/",
                        help="write the versioned node report (JSON); a folder (trailing slash or existing) gets "
@@ -87,25 +89,6 @@ def add_parser(sub: Any) -> None:
                        help="the node's name in the report (default: $SLURMD_NODENAME, $NODE_NAME, the host "
                             "name; with --facts from a node report, that report's node)")
     p.set_defaults(run=run)
-
-
-#: The longest ``--timeout`` accepted (seconds): a day per check is already no timeout at all.
-MAX_TIMEOUT = 86400.0
-
-
-def check_timeout(value: float, flag: str = "--timeout") -> float:
-    """``value`` if it is a finite number of seconds > 0 and ≤ :data:`MAX_TIMEOUT`.
-
-    Raises:
-        UsageError: ``nan``, ``inf``, ``0``, ``-1``, ``1e309`` (exit 2).
-    """
-    import math
-
-    from envcheck.errors import UsageError
-
-    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
-        raise UsageError(f"{flag} {value:g}: expected a number of seconds > 0 and ≤ {MAX_TIMEOUT:g}")
-    return value
 
 
 def parse_checks(text: Optional[str], flag: str) -> List[str]:

@@ -24,7 +24,6 @@ from typing import Any, Dict, Optional
 from envcheck.errors import DataFileError
 from envcheck.jsontypes import JSON, JSONObject
 from envcheck.machine.model import CPU_ARCHES, OSES, GpuDevice, Machine
-from envcheck.matrix.load import read_toml
 from envcheck.matrix.model import VENDORS, vkey
 
 SCHEMA = 1
@@ -126,6 +125,8 @@ def load_machine(path: Path) -> Machine:
     Raises:
         DataFileError: unreadable, not TOML, no ``[machine]`` table, or a bad field.
     """
+    from envcheck.matrix.load import read_toml  # TOML parsing only when a file is read
+
     data = read_toml(Path(path))
     if "machine" not in data:
         raise DataFileError(path, "machine", "missing [machine] table (write one with `envcheck probe -o FILE`)")

@@ -7,7 +7,6 @@ build's ``cuda`` names, the glibc floor of a wheel tag, which GPU a typed name m
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from functools import lru_cache
@@ -16,7 +15,6 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from envcheck.errors import DataFileError, UnknownGpuError, UsageError
 from envcheck.matrix import model as m
-from envcheck.matrix.load import load_dir, load_file
 from envcheck.matrix.model import vkey
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -202,6 +200,8 @@ class Matrix:
                 index.setdefault(re.sub(r"[^a-z0-9.]", "", n.lower()), d)
         if key in index:
             return index[key]
+        import difflib  # only for an unknown name: not on every run's import path
+
         close = difflib.get_close_matches(key, list(index), n=4, cutoff=0.6)
         names = list(dict.fromkeys(index[c].id for c in close))
         hint = f"; did you mean: {', '.join(names)}" if names else ""
@@ -252,6 +252,8 @@ class Matrix:
         if found is not None:
             return found
         starts = sorted(k for k in index if key and k.startswith(key))  # "rtx" → RTX cards first
+        import difflib  # only for an unknown name
+
         close = starts[:8] + difflib.get_close_matches(key, list(index), n=8, cutoff=0.6)
         names = list(dict.fromkeys(index[c].name for c in close))[:5]
         raise UnknownGpuError(query, names)
@@ -427,6 +429,8 @@ def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...],
                 return cached
         except Exception:  # a damaged or foreign cache file: parse again  # noqa: BLE001
             pass
+    from envcheck.matrix.load import load_dir, load_file  # TOML parsing: only on a cache miss
+
     files = dict(load_dir(directory))
     for p in extra:  # the user's generated index files replace shipped ones of the same name
         files[Path(p).name] = load_file(Path(p))

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from envcheck.cli.docker import plan_from_flags
+from envcheck.app.plan import plan, request_from_flags
 from envcheck.docker.engine import DockerError, check_api_version
 from envcheck.docker.inside import run_options
 from envcheck.docker.wheelhouse import (
@@ -15,6 +15,12 @@ from envcheck.docker.wheelhouse import (
 from tests.docker.conftest import CPU_FLAGS
 
 CU130 = ["--gpu", "RTX 4090", "--backend", "cu130", "--torch", "2.14.1", "--python", "3.11"]
+
+
+def plan_from_flags(flags):
+    """``(matrix, plan)`` for a [[ci_target]]-style flag list, as `envcheck docker ci` reads it."""
+    result = plan(request_from_flags(flags, "test"))
+    return result.matrix, result.plan
 
 
 def row(matrix, backend):

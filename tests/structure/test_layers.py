@@ -112,3 +112,40 @@ def test_matrix_and_resolve_never_import_the_network_refresh():
 
 def test_cycle_finder_finds_one():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+
+
+#: modules every command may import: the shared flags and the console (DESIGN.md "Layers")
+CLI_SHARED = {"envcheck.cli.flags", "envcheck.cli.output"}
+#: command → cli module it still imports, with the work that removes the import
+CLI_KNOWN = {
+    ("envcheck.cli.plan", "envcheck.cli.plan_text"): "plan's own text output, split out for size",
+    ("envcheck.cli.docker", "envcheck.cli.verify"): "verify's collection and report move to app/ "
+                                                    "with the check registry (#11)",
+}
+
+
+def test_command_modules_never_import_each_other():
+    bad = []
+    for p in sorted((PKG / "cli").glob("*.py")):
+        me = _module_name(p)
+        if p.name == "__init__.py" or me in CLI_SHARED:
+            continue
+        for m in sorted(imports_of(p)):
+            other = ".".join(m.split(".")[:3])
+            if (other.startswith("envcheck.cli.") and other != me and other not in CLI_SHARED
+                    and (me, other) not in CLI_KNOWN):
+                bad.append(f"{me} imports {other}")
+    assert bad == []
+
+
+def test_use_case_layer_neither_parses_nor_prints():
+    for p in sorted((PKG / "app").glob("*.py")):
+        text = p.read_text(encoding="utf-8")
+        mods = imports_of(p)
+        assert not any(m.startswith("envcheck.cli") for m in mods), p
+        tree = ast.parse(text)
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert "argparse" not in names, p
+        calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        assert "print" not in calls and "sys.stdout" not in text, p

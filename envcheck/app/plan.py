@@ -1,0 +1,280 @@
+"""``plan``: resolve the matrix for a machine — named by flags, read from a machine file, or this
+one (probe) — and make the install plan. No argparse, no printing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, cast
+
+from envcheck.errors import UsageError
+from envcheck.jsontypes import JSON, JSONObject
+
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.machine.model import Machine
+    from envcheck.matrix import Matrix
+    from envcheck.resolve.plan import Plan
+    from envcheck.resolve.types import Request, Resolution
+
+#: the target-machine fields that, when any is given, mean "a described machine" (no probe)
+TARGET_FIELDS = ("gpus", "wsl", "os", "arch", "glibc", "distro", "macos")
+
+
+@dataclass
+class Target:
+    """The machine to plan for, as the user described it (all optional; nothing → this machine).
+
+    ``gpus`` holds one entry per ``--gpu`` occurrence, each the words given after it
+    (``["RTX", "4090"]`` is one GPU; ``["a100", "h100"]`` two): see :func:`gpu_names`.
+    """
+
+    gpus: List[List[str]] = field(default_factory=list)
+    wsl: bool = False
+    os: Optional[str] = None
+    arch: Optional[str] = None
+    driver: Optional[str] = None
+    python: Optional[str] = None
+    glibc: Optional[str] = None
+    distro: Optional[str] = None
+    macos: Optional[str] = None
+    machine_file: Optional[Path] = None
+
+    @property
+    def named(self) -> bool:
+        return any(getattr(self, f) for f in TARGET_FIELDS)
+
+
+@dataclass
+class PlanRequest:
+    """Everything ``plan`` needs: the target, what to install, where the matrix is, how to write."""
+
+    target: Target = field(default_factory=Target)
+    torch: Optional[str] = None
+    backend: str = "auto"
+    compile: bool = False
+    prefer: str = "complete"
+    mirrors: Sequence[str] = ()
+    hashes: bool = False
+    matrices: Optional[Path] = None
+
+
+@dataclass
+class PlanResult:
+    """The matrix read, the resolution (every candidate with its reasons) and the plan (``None``
+    when no build fits)."""
+
+    matrix: Matrix
+    resolution: Resolution
+    plan: Optional[Plan]
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.plan is not None else 1
+
+
+def gpu_names(matrix: Matrix, groups: List[List[str]]) -> List[str]:
+    """``--gpu RTX 4090`` (unquoted) means one GPU; ``--gpu a100 h100`` means two.
+
+    Raises:
+        UnknownGpuError: a name matches no GPU (exit 2, with close matches).
+    """
+    from envcheck.errors import UnknownGpuError
+    from envcheck.machine.describe import gpu_from_arch, split_count
+
+    def known(name: str) -> bool:
+        text, _ = split_count(name)
+        if gpu_from_arch(text) is not None:
+            return True
+        matrix.find_gpu(text)
+        return True
+
+    names: List[str] = []
+    for tokens in groups:
+        joined = " ".join(tokens)
+        try:
+            known(joined)
+            names.append(joined)
+            continue
+        except UnknownGpuError:
+            if len(tokens) == 1:
+                raise
+        for tok in tokens:
+            known(tok)
+            names.append(tok)
+    return names
+
+
+def build_machine(target: Target, matrix: Matrix) -> Machine:
+    """The Machine to plan for: the machine file, the named flags, or this machine (probe)."""
+    from envcheck.machine.describe import apply_flags
+    from envcheck.machine.io import load_machine
+
+    names = gpu_names(matrix, target.gpus)
+    if target.machine_file:
+        base = load_machine(target.machine_file)
+    elif target.named:
+        base = None
+    else:
+        from envcheck.probe import probe_machine
+
+        base = probe_machine(matrix)
+    return apply_flags(matrix, base, gpus=names, wsl=target.wsl, os=target.os, arch=target.arch,
+                       driver=target.driver, python=target.python, glibc=target.glibc,
+                       distro=target.distro, macos=target.macos)
+
+
+def check_request(request: Request, matrix: Matrix) -> None:
+    """--torch must match a release on record and --backend name a variant on record.
+
+    Raises:
+        UsageError: they do not (exit 2), listing what is known.
+    """
+    versions = matrix.versions()
+    if request.nightly:  # planned from the nightly index with the nearest release's facts
+        return
+    if request.torch is not None and not any(request.torch.contains(v, prereleases=True) for v in versions):
+        raise UsageError(f"--torch {request.torch_text}: no torch release on record matches (envcheck knows "
+                         f"{versions[-1]} … {versions[0]}; `envcheck matrix show` lists them)")
+    family = {"auto", "cpu", "cuda", "rocm", "xpu", "mps"}
+    variants = {b.variant for b in matrix.builds}
+    want = request.backend
+    if want not in family and not any(v == want or v.startswith(want + ".") for v in variants):
+        known = sorted(v for v in variants if v.startswith(("cu", "rocm")))
+        raise UsageError(f"--backend {want}: no build on record has that variant; known: " + ", ".join(known))
+
+
+def plan(req: PlanRequest) -> PlanResult:
+    """Resolve ``req`` and make its plan.
+
+    Raises:
+        UsageError: a bad flag, unknown GPU, a --torch/--backend the matrix does not know (exit 2).
+        DataFileError: a malformed machine file or matrix (exit 2).
+    """
+    from envcheck.matrix import load_matrix
+    from envcheck.resolve import Request, resolve
+    from envcheck.resolve.plan import make_plan, parse_mirrors
+
+    mirrors = parse_mirrors(list(req.mirrors))
+    request = Request(
+        torch=Request.parse_torch(req.torch) if req.torch else None,
+        torch_text=req.torch or "",
+        backend=Request.parse_backend(req.backend),
+        compile=req.compile,
+        prefer=req.prefer,
+    )
+    matrix = load_matrix(req.matrices)
+    check_request(request, matrix)
+    machine = build_machine(req.target, matrix)
+    res = resolve(machine, request, matrix)
+    return PlanResult(matrix, res, make_plan(res, matrix, mirrors, hashes=req.hashes))
+
+
+def plan_json(res: Resolution, p: Optional[Plan], files: List[str]) -> JSONObject:
+    """The ``plan --json`` object (see DESIGN.md: chosen, candidates, …)."""
+    chosen: Optional[JSONObject] = None
+    if p is not None:
+        c = p.candidate
+        chosen = {
+            "torch": c.release.version,
+            "variant": c.build.variant,
+            "python": p.python or None,
+            "torchvision": p.pins.get("torchvision"),
+            "torchaudio": p.pins.get("torchaudio"),
+            "index_url": p.index_url,
+            "index_kind": p.index_kind,
+            "channel": c.build.channel,
+            "pins": cast(JSON, p.pins),
+            "pip": cast(JSON, p.pip_lines()),
+            "driver": cast(JSON, p.driver or None),
+            "post_install": [{"key": s.key, "shell": s.shell} for s in p.steps],
+            "steps": cast(JSON, [s.to_dict() for s in p.recipe]),
+            "hosts": cast(JSON, p.hosts()),
+            "mirror_not_rewritten": cast(JSON, p.mirror_report()),
+            "warnings": [w.to_dict() for w in c.warnings],
+            "expect": cast(JSON, p.expect().to_dict()),
+        }
+    fb = res.fallback
+    fallback: JSON = None if fb is None else {"torch": fb.release.version, "variant": fb.build.variant,
+                                              "python": fb.python}
+    return {
+        "status": res.status,
+        "machine": res.machine.to_dict(),
+        "request": {"torch": res.request.torch_text or None, "backend": res.request.backend,
+                    "compile": res.request.compile, "prefer": res.request.prefer},
+        "chosen": chosen,
+        "fallback": fallback,
+        "alternatives": cast(JSON, res.alternatives),
+        "assumptions": cast(JSON, res.assumptions),
+        "candidates": [c.to_dict() for c in res.candidates],
+        "files": cast(JSON, files),
+    }
+
+
+def only_packages(p: Plan, matrix: Matrix, packages: str) -> Plan:
+    """The plan pinning only ``packages`` (``--packages torch``), its recipe rebuilt to match.
+
+    Raises:
+        UsageError: a package the plan does not pin, or a list without torch.
+    """
+    import dataclasses
+
+    from envcheck.docker.wheelhouse import select_pins
+    from envcheck.resolve.recipe import build_recipe
+
+    pins = select_pins(p.pins, packages.split(","))
+    out = dataclasses.replace(p, pins=pins, hashes={k: v for k, v in p.hashes.items() if k in pins})
+    out.recipe = build_recipe(out, matrix, p.resolution.request.compile, p.steps)
+    return out
+
+
+# -- plan flags as data ---------------------------------------------------------------------------
+#: ``envcheck plan`` flags a data row may carry (``[[ci_target]] args``): flag → (field, takes a value)
+_DATA_FLAGS: Dict[str, Tuple[str, bool]] = {
+    "--gpu": ("gpu", True), "--wsl": ("wsl", False), "--os": ("os", True), "--arch": ("arch", True),
+    "--driver": ("driver", True), "--python": ("python", True), "--glibc": ("glibc", True),
+    "--distro": ("distro", True), "--macos": ("macos", True), "--torch": ("torch", True),
+    "--backend": ("backend", True), "--compile": ("compile", False), "--mirror": ("mirror", True),
+}
+
+
+def request_from_flags(flags: Sequence[str], where: str, matrices: Optional[Path] = None) -> PlanRequest:
+    """A :class:`PlanRequest` from ``envcheck plan`` flags stored as data (a ``[[ci_target]]``
+    row's ``args``: ``["--backend", "cpu", "--torch", "2.13.0"]``), without a command-line parser.
+    Each ``--gpu`` takes one value (a row spells a name as one string).
+
+    Raises:
+        UsageError: a flag plan does not take, a missing value, or a flag given twice (names ``where``).
+    """
+    target = Target()
+    req = PlanRequest(target=target, matrices=matrices)
+    mirrors: List[str] = []
+    seen = set()
+    it = iter(flags)
+    for flag in it:
+        name, value = flag.split("=", 1) if flag.startswith("--") and "=" in flag else (flag, None)
+        spec = _DATA_FLAGS.get(name)
+        if spec is None:
+            raise UsageError(f"{where}: {flag!r} is not an `envcheck plan` flag this row may use "
+                             f"({', '.join(_DATA_FLAGS)})")
+        key, takes = spec
+        if takes and value is None:
+            value = next(it, None)
+            if value is None or value.startswith("--"):
+                raise UsageError(f"{where}: {name} needs a value")
+        if key not in ("gpu", "mirror") and key in seen:
+            raise UsageError(f"{where}: {name} given twice")
+        seen.add(key)
+        if key == "gpu":
+            target.gpus.append([str(value)])
+        elif key == "mirror":
+            mirrors.append(str(value))
+        elif key == "wsl":
+            target.wsl = True
+        elif key == "compile":
+            req.compile = True
+        elif key in ("torch", "backend"):
+            setattr(req, key, value)
+        else:
+            setattr(target, key, value.lower() if key == "os" and value else value)
+    req.mirrors = mirrors
+    return req

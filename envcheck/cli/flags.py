@@ -1,0 +1,80 @@
+"""The flags several commands share, defined once: ``--matrices``, the target-machine and
+what-to-install flags of ``plan`` (also ``docker build``), and the ``--timeout`` check.
+
+This and :mod:`envcheck.cli.output` are the only modules a command module imports from ``cli/``;
+command modules never import each other (tests/structure/test_layers.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from envcheck.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.app.plan import PlanRequest
+
+#: The longest ``--timeout`` accepted (seconds): a day per check is already no timeout at all.
+MAX_TIMEOUT = 86400.0
+
+
+def add_matrices(p: Any, help: str = "read the matrix from DIR (default: built in)") -> None:
+    """``--matrices DIR``: the matrix folder to read (default: the shipped one + your update data)."""
+    p.add_argument("--matrices", metavar="DIR", type=Path, help=help)
+
+
+def check_timeout(value: float, flag: str = "--timeout") -> float:
+    """``value`` if it is a finite number of seconds > 0 and ≤ :data:`MAX_TIMEOUT`.
+
+    Raises:
+        UsageError: ``nan``, ``inf``, ``0``, ``-1``, ``1e309`` (exit 2).
+    """
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
+        raise UsageError(f"{flag} {value:g}: expected a number of seconds > 0 and ≤ {MAX_TIMEOUT:g}")
+    return value
+
+
+def add_plan_arguments(p: Any) -> None:
+    """The target-machine and what-to-install flags (shared by ``plan`` and ``docker build``)."""
+    t = p.add_argument_group("the target machine (default: this one)")
+    t.add_argument("--gpu", action="append", nargs="+", default=[], metavar="NAME",
+                   help="a GPU by name: 7900xtx, \"RTX 4090\", H100, MI300X, \"GTX 1080 Ti\"…, or by "
+                        "architecture: sm_89, gfx1100; \"2x A100\" counts; repeat for several GPUs "
+                        "(`envcheck gpus` lists the names)")
+    t.add_argument("--wsl", action="store_true", help="Linux under WSL2 on Windows")
+    t.add_argument("--os", type=str.lower, choices=["linux", "windows", "macos"], help="operating system")
+    t.add_argument("--arch", help="CPU architecture: x86_64 or aarch64 (arm64)")
+    t.add_argument("--driver", metavar="VERSION",
+                   help="NVIDIA driver (570.124.06); with an AMD GPU and --wsl the Windows "
+                        "Adrenalin driver (25.3.1)")
+    t.add_argument("--python", metavar="X.Y", help="target Python: 3.12, 3.13t (free-threaded), 3.7-32 (32-bit)")
+    g = t.add_mutually_exclusive_group()
+    g.add_argument("--glibc", metavar="X.Y", help="glibc of the target Linux (2.17 for CentOS 7)")
+    g.add_argument("--distro", metavar="NAME", help="Linux distribution: centos7, ubuntu22.04, debian12, al2023…")
+    t.add_argument("--macos", metavar="VERSION", help="macOS version (14.5)")
+    t.add_argument("--machine", metavar="FILE", type=Path, help="a machine file from `envcheck probe -o FILE`")
+    r = p.add_argument_group("what to install")
+    r.add_argument("--torch", metavar="SPEC", help="torch release(s): 2.7, 2.7.1, 2.1.*, \">=2.5,<2.8\"")
+    r.add_argument("--backend", default="auto", metavar="BACKEND",
+                   help="auto (default), cpu, cuda, cuXYZ (cu128), rocm, rocmX.Y (rocm6.3), xpu, mps")
+    r.add_argument("--compile", action="store_true",
+                   help="require torch.compile to work (reject releases whose Dynamo lacks the Python)")
+    r.add_argument("--prefer", choices=("complete", "newest"), default="complete",
+                   help="complete (default): the newest release with torchvision/torchaudio on record and "
+                        "verified rows; newest: the newest release that fits, even without them")
+
+
+def plan_request(args: argparse.Namespace, hashes: bool = False) -> PlanRequest:
+    """The flags of :func:`add_plan_arguments` (+ ``--mirror``, ``--matrices``) as the use case's request."""
+    from envcheck.app.plan import PlanRequest, Target
+
+    target = Target(gpus=[list(g) for g in args.gpu], wsl=args.wsl, os=args.os, arch=args.arch,
+                    driver=args.driver, python=args.python, glibc=args.glibc, distro=args.distro,
+                    macos=args.macos, machine_file=args.machine)
+    return PlanRequest(target=target, torch=args.torch, backend=args.backend, compile=args.compile,
+                       prefer=getattr(args, "prefer", "complete"),
+                       mirrors=list(getattr(args, "mirror", None) or []), hashes=hashes,
+                       matrices=getattr(args, "matrices", None))

@@ -1,0 +1,41 @@
+"""The plan use case (envcheck.app.plan) without a command line: the same answer as `envcheck plan`,
+and data rows' flag lists read without argparse."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from envcheck.app.plan import PlanRequest, Target, plan, plan_json, request_from_flags
+from envcheck.errors import UsageError
+from tests.conftest import run_cli
+
+
+def test_same_answer_as_the_command_line():
+    args = ["--gpu", "RTX 4090", "--driver", "550.54", "--python", "3.12"]
+    cli = run_cli(["plan", *args, "--json"])
+    result = plan(PlanRequest(target=Target(gpus=[["RTX", "4090"]], driver="550.54", python="3.12")))
+    assert result.exit_code == cli.code == 0
+    assert json.dumps(plan_json(result.resolution, result.plan, []), indent=2) + "\n" == cli.out
+
+
+def test_data_row_flags_without_argparse():
+    req = request_from_flags(["--gpu", "RTX 4090", "--backend", "cu130", "--torch", "2.14.1", "--python=3.11",
+                              "--wsl", "--os", "Linux", "--mirror", "https://m.example/whl"], "ci_target x")
+    assert req.target.gpus == [["RTX 4090"]] and req.target.wsl and req.target.os == "linux"
+    assert (req.backend, req.torch, req.target.python, list(req.mirrors)) == ("cu130", "2.14.1", "3.11",
+                                                                              ["https://m.example/whl"])
+    result = plan(req)
+    assert result.plan is not None and result.plan.candidate.build.variant == "cu130"
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--output", "x"], "'--output' is not an `envcheck plan` flag"),
+    (["--torch"], "--torch needs a value"),
+    (["--torch", "--wsl"], "--torch needs a value"),
+    (["--python", "3.11", "--python", "3.12"], "--python given twice"),
+])
+def test_bad_data_row_flags_name_the_row(flags, message):
+    with pytest.raises(UsageError, match="ci_target y: " + message.replace("`", ".").replace("'", ".")):
+        request_from_flags(flags, "ci_target y")
