@@ -39,7 +39,7 @@ def lint(session: nox.Session) -> None:
     """ruff with the rule set of pyproject.toml; mypy on envcheck/ (its config in pyproject.toml);
     tools/public_any.py: no ``Any`` in the public signatures of resolve, matrix, machine,
     verify.diagnose."""
-    session.install(*LINT_TOOLS, "-e", ".")
+    session.install(*LINT_TOOLS, "-e", ".[all]")
     session.run("ruff", "check", *LINT_PATHS)
     session.run("mypy")
     session.run("python", "tools/public_any.py")
@@ -78,7 +78,7 @@ def images(session: nox.Session, target: str) -> None:
     base (`envcheck docker base`, built only when absent), verify inside, and write
     .nox/reports/<target>.json. A target whose wheels cannot be had here (ROCm) is rendered only
     and its report says why; device checks skip without a GPU and say so."""
-    session.install("-e", ".")
+    session.install("-e", ".[docker]")
     session.run("envcheck", "docker", "base")
     session.run("envcheck", "docker", "ci", target, "--base-image", "envcheck-base:bookworm",
                 "--report", f".nox/reports/{target}.json", *session.posargs,
@@ -88,7 +88,7 @@ def images(session: nox.Session, target: str) -> None:
 @nox.session
 def benchmarks(session: nox.Session) -> None:
     """Speed ratios against baselines measured in the same run."""
-    session.install("-e", ".")
+    session.install("-e", ".[all]")
     session.run("python", "benchmarks/run.py", *session.posargs)
 
 
@@ -99,7 +99,7 @@ def update_matrices(session: nox.Session) -> None:
     download.pytorch.org/whl first, then plain PyPI; extra arguments go to both runs
     (e.g. `nox -s update_matrices -- --dry-run`).
     """
-    session.install("-e", ".")
+    session.install("-e", ".[update]")
     session.run("envcheck", "matrix", "update", "--matrices", "matrices", *session.posargs)
     session.run("envcheck", "matrix", "update", "--matrices", "matrices", "--index", "https://pypi.org/simple/",
                 *session.posargs)

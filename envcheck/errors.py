@@ -96,3 +96,31 @@ class IndexDataMissing(EnvcheckError):
     for (e.g. hashes for a release newer than the last ``envcheck matrix update``). Exit code 1."""
 
     exit_code = 1
+
+
+class MissingExtra(UsageError):
+    """A command needs an optional dependency that is not installed. Exit code 2; the message names
+    the extra to install (``pip install 'envcheck[docker]'``)."""
+
+
+#: optional extra → (import name, what needs it); pyproject.toml [project.optional-dependencies]
+EXTRAS = {
+    "docker": ("docker", "`envcheck docker` (build and verify images)"),
+    "update": ("requests", "`envcheck matrix update` (reading wheel indexes)"),
+    "junit": ("junitparser", "JUnit XML reports (--junit)"),
+}
+
+
+def require_extra(extra: str) -> None:
+    """Import the module of ``extra`` (see :data:`EXTRAS`) or raise one clear line saying what to install.
+
+    Raises:
+        MissingExtra: the package is not installed (exit 2).
+    """
+    import importlib
+
+    module, feature = EXTRAS[extra]
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(f"{feature} needs the '{extra}' extra: pip install 'envcheck[{extra}]'") from None

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, List, Optional
 
+from envcheck.errors import require_extra
+
 #: The statuses a case can have (verify's four, and ``error`` for a check that could not be judged).
 STATUSES = ("pass", "fail", "skip", "warn", "error")
 
@@ -52,6 +54,7 @@ def _clean(text: str) -> str:
 
 def junit_text(suites: Iterable[Suite]) -> str:
     """The JUnit XML document (``<testsuites>`` root) for ``suites``, as text."""
+    require_extra("junit")
     from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
     xml = JUnitXml("envcheck")

@@ -86,3 +86,45 @@ def plan_for(matrix, request=None, **flags):
     gpus = flags.pop("gpus", ())
     machine = apply_flags(matrix, None, gpus=gpus, **flags)
     return resolve(machine, request or Request(), matrix)
+
+
+#: markers that declare a test may start child processes (docker and slow tests do by nature)
+SPAWN_MARKERS = ("subprocess", "docker", "slow")
+
+
+@pytest.fixture(autouse=True)
+def _subprocess_needs_a_marker(request, monkeypatch):
+    """A unit test that starts a child process without ``@pytest.mark.subprocess`` fails.
+
+    Child processes make a test slow, machine-dependent and able to leak; the marker says so and
+    lets ``-m 'not subprocess'`` run the pure tests alone. Every start goes through
+    ``subprocess.Popen`` (``run``, ``check_output``, envcheck's runner) or ``os.posix_spawn`` /
+    ``os.fork``; each is recorded and the test fails at teardown (so code under test that catches
+    errors cannot hide it), naming what was started.
+    """
+    if any(request.node.get_closest_marker(m) for m in SPAWN_MARKERS):
+        yield
+        return
+    import os
+    import subprocess
+
+    started: List[str] = []
+    real_init = subprocess.Popen.__init__
+
+    def popen_init(self, args, *a, **kw):
+        started.append(repr(args)[:200])
+        return real_init(self, args, *a, **kw)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", popen_init)
+    for name in ("posix_spawn", "posix_spawnp", "fork"):
+        real = getattr(os, name, None)
+        if real is not None:
+            def spawn(*a, _real=real, _name=name, **kw):
+                started.append(f"os.{_name}{repr(a[:2])[:200]}")
+                return _real(*a, **kw)
+
+            monkeypatch.setattr(os, name, spawn)
+    yield
+    if started:
+        pytest.fail(f"{request.node.nodeid} started {len(started)} child process(es) without "
+                    f"@pytest.mark.subprocess: {started[0]}", pytrace=False)

@@ -11,7 +11,7 @@ import contextlib
 import os
 from typing import Any, Iterator
 
-from envcheck.errors import EnvcheckError
+from envcheck.errors import EnvcheckError, require_extra
 
 #: Seconds an API call may take (builds and container waits pass their own).
 API_TIMEOUT = 120
@@ -64,7 +64,9 @@ def connect(timeout: float = API_TIMEOUT) -> Any:
 
     Raises:
         DockerError: no engine answers at :func:`engine_address`, or it is too old.
+        MissingExtra: the docker SDK is not installed (``pip install 'envcheck[docker]'``).
     """
+    require_extra("docker")
     import docker
     from docker.constants import MINIMUM_DOCKER_API_VERSION
 
