@@ -17,7 +17,6 @@ Layout::
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -25,6 +24,7 @@ from envcheck.errors import DataFileError
 from envcheck.jsontypes import JSON, JSONObject
 from envcheck.machine.model import CPU_ARCHES, OSES, GpuDevice, Machine
 from envcheck.matrix.model import VENDORS, vkey
+from envcheck.matrix.patterns import GFX_RE, PY_RE, SM_RE
 
 SCHEMA = 1
 
@@ -81,7 +81,7 @@ def machine_from_dict(data: JSON, path: object = "<machine>", prefix: str = "mac
         raise fail("arch", f"expected one of {', '.join(CPU_ARCHES)}, got {m.arch!r}")
     if m.python_bits not in (32, 64):
         raise fail("python_bits", f"expected 32 or 64, got {m.python_bits!r}")
-    if m.python is not None and not re.fullmatch(r"\d+\.\d+t?", m.python):
+    if m.python is not None and not PY_RE.fullmatch(m.python):
         raise fail("python", f"expected a version like '3.12' or '3.13t', got {m.python!r}")
     for k in _VERSION_FIELDS:
         val = getattr(m, k)
@@ -106,10 +106,14 @@ def _gpu(g: Any, fail, i: int) -> GpuDevice:
             raise fail(f"{key}.{k}", "missing (required string)")
     if g["vendor"] not in VENDORS:
         raise fail(f"{key}.vendor", f"expected one of {', '.join(VENDORS)}, got {g['vendor']!r}")
-    if g["vendor"] == "nvidia" and not re.fullmatch(r"sm_\d{2,3}", g["arch"]):
-        raise fail(f"{key}.arch", f"expected an NVIDIA arch like 'sm_89', got {g['arch']!r}")
-    if g["vendor"] == "amd" and not re.fullmatch(r"gfx[0-9a-f]{3,4}", g["arch"]):
-        raise fail(f"{key}.arch", f"expected an AMD arch like 'gfx1100', got {g['arch']!r}")
+    if g["vendor"] == "nvidia":
+        if not SM_RE.fullmatch(g["arch"]):
+            raise fail(f"{key}.arch", f"expected an NVIDIA arch like 'sm_89' or 'sm_90a', got {g['arch']!r}")
+        # sm_90a / sm_100f name the arch-specific targets of a 9.0 / 10.0 GPU: the GPU is sm_90 / sm_100
+        g = {**g, "arch": g["arch"].rstrip("af")}
+    if g["vendor"] == "amd" and (not GFX_RE.fullmatch(g["arch"]) or g["arch"].endswith("-generic")):
+        raise fail(f"{key}.arch", f"expected an AMD arch like 'gfx1100' (a GPU is never a -generic target), "
+                                  f"got {g['arch']!r}")
     for k in ("memory_mib", "index"):
         if k in g and (not isinstance(g[k], int) or isinstance(g[k], bool)):
             raise fail(f"{key}.{k}", f"expected an integer, got {g[k]!r}")

@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple, Type, TypeVar
 from envcheck.errors import DataFileError
 from envcheck.jsontypes import JSON, JSONObject
 from envcheck.matrix import model as m
+from envcheck.matrix.patterns import GFX_RE, PTX_RE, PY_RE, SM_RE  # noqa: F401 (re-exported)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,10 +31,6 @@ SOURCE_FORMS = (
     re.compile(r"wheel:\S+\.whl"),
     re.compile(r"derived:.+"),
 )
-SM_RE = re.compile(r"sm_\d{2,3}[af]?")
-PTX_RE = re.compile(r"compute_\d{2,3}[af]?")
-GFX_RE = re.compile(r"gfx[0-9a-f]{3,4}(-generic)?")
-PY_RE = re.compile(r"\d+\.\d+t?")
 TIMESTAMP_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 WHEEL_REF_RE = re.compile(r"[^\s#/]+\.whl(#sha256=[0-9a-f]{64})?")
 
