@@ -43,7 +43,7 @@ def envcheck_torch_venv(tmp_path_factory) -> Path:
     from tests.verify.conftest import make_torch_venv
 
     py = make_torch_venv(tmp_path_factory.mktemp("venv") / "torch-envcheck", "torch==2.13.0")
-    proc = subprocess.run([str(py), "-m", "pip", "install", "--quiet", "-e", str(ROOT)], capture_output=True, text=True)
+    proc = subprocess.run([str(py), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[junit]"], capture_output=True, text=True)
     if proc.returncode != 0:
         pytest.fail(f"pip install -e envcheck failed:\n{proc.stdout}\n{proc.stderr}")
     return py.parent

@@ -14,6 +14,8 @@ import pytest
 from tests.conftest import run_cli
 from tests.fleet import slurm_cluster
 
+pytestmark = pytest.mark.subprocess  # real interpreters, venvs, tools (tests/README.md)
+
 
 def test_batch_script_text():
     r = run_cli(["fleet", "slurm", "--partition", "gpu", "--nodelist", "gpu[001-016]", "--tier", "quick",

@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.subprocess  # real interpreters, venvs, tools (tests/README.md)
+
 
 def free_port() -> int:
     s = socket.socket()

@@ -42,6 +42,7 @@ def test_empty_matrix_folder(cli, tmp_path):
     assert r.code == 2 and "no *.toml" in r.err
 
 
+@pytest.mark.subprocess
 def test_closed_stdout_does_not_crash():
     r = subprocess.run([sys.executable, "-m", "envcheck", "plan", "--gpu", "A100", "--os", "linux"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, close_fds=True,
@@ -50,6 +51,7 @@ def test_closed_stdout_does_not_crash():
     assert r.returncode == 0
 
 
+@pytest.mark.subprocess
 def test_broken_pipe_keeps_the_exit_code():
     p = subprocess.Popen(f"{sys.executable} -m envcheck plan --gpu 'RX 5700 XT' | head -1; exit ${{PIPESTATUS[0]}}",
                          shell=True, executable="/bin/bash", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -78,6 +80,7 @@ def test_force_never_replaces_a_device_or_fifo(cli, tmp_path):
     (["--mirror", "https://m/wh l"], ["spaces"]),
     (["--python", "３.１２"], ["--python"]),
 ])
+@pytest.mark.subprocess
 def test_impossible_or_malformed_is_exit_2(cli, args, words):
     r = cli(["plan", *args])
     assert r.code == 2, (args, r.err)

@@ -74,6 +74,7 @@ def test_unknown_gpu_exit_2_with_close_matches(cli):
     (["--mirror", "not a url"], ["--mirror"]),
     (["--machine", "/nonexistent/machine.toml"], ["machine.toml", "cannot read"]),
 ])
+@pytest.mark.subprocess
 def test_bad_input_is_exit_2_without_traceback(cli, args, words):
     r = cli(["plan", *args])
     assert r.code == 2, (args, r.out, r.err)
@@ -137,6 +138,7 @@ def test_help_teaches(cli):
         assert word in r.out
 
 
+@pytest.mark.subprocess
 def test_plan_never_imports_torch(tmp_path):
     import subprocess
 

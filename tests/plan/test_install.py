@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.subprocess  # real interpreters, venvs, tools (tests/README.md)
+
 TORCH = "2.13.0"
 
 

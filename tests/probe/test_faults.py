@@ -147,6 +147,7 @@ def hanging_tools(tmp_path, monkeypatch):
     return tools_on_path(tmp_path, monkeypatch, "sleep 60")
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(sys.platform == "win32", reason="shell scripts as stand-ins for hung tools")
 def test_hanging_tools_time_out(hanging_tools, tmp_path, probe_matrix):
     root = copy_root("nvidia-2x-a5000", tmp_path)
@@ -157,6 +158,7 @@ def test_hanging_tools_time_out(hanging_tools, tmp_path, probe_matrix):
     assert m.docker == {"reachable": False, "error": "no Docker engine reachable: docker timed out after 0.5 s"}
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(sys.platform == "win32", reason="shell scripts as stand-ins for hung tools")
 def test_probe_cli_exits_0_when_tools_hang(hanging_tools, cli):
     res = cli(["probe", "--json", "--timeout", "0.5"])
@@ -173,6 +175,7 @@ def flooding_tools(tmp_path, monkeypatch):
     return tools_on_path(tmp_path, monkeypatch, "yes 'GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1234)'")
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(sys.platform == "win32", reason="shell scripts as stand-ins for flooding tools")
 def test_tools_that_print_without_end_are_stopped(flooding_tools, tmp_path, probe_matrix):
     import resource
@@ -187,6 +190,7 @@ def test_tools_that_print_without_end_are_stopped(flooding_tools, tmp_path, prob
     assert grown_mib < 500, f"probe grew by {grown_mib:.0f} MiB"
 
 
+@pytest.mark.subprocess
 def test_run_caps_output_and_says_so():
     res = run([sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('x' * 65536)"], timeout=60,
               max_output=1024 * 1024)
@@ -194,6 +198,7 @@ def test_run_caps_output_and_says_so():
     assert len(res.stdout) == 1024 * 1024 and res.returncode is None
 
 
+@pytest.mark.subprocess
 def test_run_still_times_out_a_slow_printer():
     res = run([sys.executable, "-c", "import time\nwhile True: print('x', flush=True); time.sleep(0.01)"], timeout=1)
     assert res.error and res.error.endswith("timed out after 1 s")

@@ -109,6 +109,7 @@ def test_probe_bad_timeout(cli):
     assert res.code == 2 and "--timeout 0" in res.err
 
 
+@pytest.mark.subprocess
 def test_plan_without_target_flags_plans_for_this_machine(cli, tmp_path):
     res = cli(["plan", "--json"])
     assert res.code in (0, 1), res.err
@@ -127,6 +128,7 @@ def test_plan_without_target_flags_plans_for_this_machine(cli, tmp_path):
     assert again["chosen"] == plan["chosen"]
 
 
+@pytest.mark.subprocess
 def test_plan_flags_override_single_probed_facts(cli):
     other = "3.12" if THIS_PYTHON != "3.12" else "3.11"
     plan = cli(["plan", "--json", "--python", other]).json()

@@ -12,6 +12,8 @@ import pytest
 
 from tests.verify.conftest import STANDIN
 
+pytestmark = pytest.mark.subprocess  # real interpreters, venvs, tools (tests/README.md)
+
 FAULTS = "probe_allocation=raise,probe_matmul=hang,probe_cudnn_conv=segv"
 
 

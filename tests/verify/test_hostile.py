@@ -434,6 +434,8 @@ def test_no_rule_is_quadratic_in_a_long_line():
 import re
 from envcheck.matrix import load_matrix
 from envcheck.verify.rules import load_rules
+
+pytestmark = pytest.mark.subprocess  # real interpreters, venvs, tools (tests/README.md)
 rules = load_rules(load_matrix())
 words = sorted({w for r in rules for w in re.findall(r"[A-Za-z_]{4,}", r.example)} | {"with CUDA capability "})
 for w in words + ["a"]:

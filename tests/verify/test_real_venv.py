@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.subprocess  # real interpreters, venvs, tools (tests/README.md)
+
 
 @pytest.fixture(scope="module")
 def locks(tmp_path_factory):
