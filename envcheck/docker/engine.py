@@ -77,7 +77,11 @@ def connect(timeout: float = API_TIMEOUT) -> Any:
             f"no Docker engine reachable at {engine_address()}: {short_error(exc)}\n"
             "  start it (`sudo systemctl start docker`, or `sudo dockerd &`), or point DOCKER_HOST at a "
             "running engine; `docker info` should answer") from None
-    check_api_version(str(client.api.api_version), MINIMUM_DOCKER_API_VERSION)
+    try:
+        check_api_version(str(client.api.api_version), MINIMUM_DOCKER_API_VERSION)
+    except DockerError:
+        client.close()
+        raise
     return client
 
 

@@ -129,6 +129,7 @@ def test_old_engine_is_refused():
     check_api_version("1.41", "1.24")
 
 
+@pytest.mark.subprocess
 def test_wheelhouse_download_uses_the_plans_index(wheelhouse, tmp_path, monkeypatch):
     """An empty --wheelhouse is filled by `pip download` from the plan's index (here a mirror of
     /whl/cpu on disk, built from real wheels) for the image's Python and platform; pip's own
