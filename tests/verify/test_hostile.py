@@ -24,6 +24,8 @@ from envcheck.verify.checks import CHECKS
 from tests.verify.conftest import CASES, STANDIN
 from tests.verify.test_faults import run_guarded
 
+pytestmark = pytest.mark.subprocess  # real interpreters, venvs, tools (tests/README.md)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -435,7 +437,6 @@ import re
 from envcheck.matrix import load_matrix
 from envcheck.verify.rules import load_rules
 
-pytestmark = pytest.mark.subprocess  # real interpreters, venvs, tools (tests/README.md)
 rules = load_rules(load_matrix())
 words = sorted({w for r in rules for w in re.findall(r"[A-Za-z_]{4,}", r.example)} | {"with CUDA capability "})
 for w in words + ["a"]:

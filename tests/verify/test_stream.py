@@ -10,7 +10,8 @@ import pytest
 
 from envcheck.runner import Stream, start
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="signals and process groups are POSIX")
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="signals and process groups are POSIX"),
+              pytest.mark.subprocess]
 
 
 def py(code):
