@@ -20,12 +20,18 @@ def _module_name(path: Path) -> str:
 
 
 def imports_of(path: Path) -> Set[str]:
-    """Every ``envcheck.…`` module ``path`` imports, anywhere in the file."""
+    """Every ``envcheck.…`` module ``path`` imports when it runs, anywhere in the file (function-level
+    imports too; not those under ``if TYPE_CHECKING:``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     me = _module_name(path).split(".")
     is_pkg = path.name == "__init__.py"
     out: Set[str] = set()
+    # imports only for type checkers (``if TYPE_CHECKING:``) are not run, so they make no cycle
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _is_type_checking(block.test)
+                   for stmt in block.body for n in ast.walk(stmt)}
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.startswith("envcheck")}
         elif isinstance(node, ast.ImportFrom):
@@ -39,6 +45,11 @@ def imports_of(path: Path) -> Set[str]:
                 out.add(mod)
                 out |= {f"{mod}.{a.name}" for a in node.names}
     return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def unit(module: str) -> str:
