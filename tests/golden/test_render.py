@@ -40,9 +40,11 @@ def test_rendered_files_are_byte_identical(name):
     path = HERE / f"{name}.txt"
     if updating():
         HERE.mkdir(exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        with open(path, "w", encoding="utf-8", newline="") as fh:  # install.ps1 keeps its CRLF
+            fh.write(text)
     assert path.exists(), f"no golden file {path}; create it with {UPDATE_ENV}=1"
-    want = path.read_text(encoding="utf-8")
+    with open(path, encoding="utf-8", newline="") as fh:
+        want = fh.read()
     if text != want:
         diff = "".join(difflib.unified_diff(want.splitlines(True), text.splitlines(True), str(path), "now"))
         pytest.fail(f"plan {' '.join(PLAN_CASES[name])} --format all changed; if deliberate, regenerate with "
