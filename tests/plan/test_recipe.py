@@ -109,6 +109,7 @@ def test_compile_adds_the_compiler_step(matrix):
     assert "build-tools" in [s.key for s in comp.recipe]
 
 
+@pytest.mark.subprocess
 def test_headline_format_all(cli, tmp_path):
     """Done-when of #12: every file carries the runtime, venv, libhsa, env var and verify steps."""
     out = tmp_path / "out"
@@ -136,6 +137,7 @@ def test_headline_format_all(cli, tmp_path):
     assert subprocess.run(["bash", "-n", str(out / "install.sh")]).returncode == 0
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", [n for n in MACHINES if n != "rtx4090-windows"])
 def test_install_sh_passes_shellcheck(matrix, tmp_path, name):
     if not shutil.which("shellcheck"):
@@ -153,6 +155,7 @@ def test_windows_plan_writes_install_ps1(matrix):
     assert "$ErrorActionPreference = 'Stop'" in text and "vc-redist" in text and "py -3." in text
 
 
+@pytest.mark.subprocess
 def test_script_stops_at_the_first_failing_step(matrix, tmp_path):
     """A CUDA plan on a machine without nvidia-smi: step 1 (the driver) fails, nothing after it
     runs (no venv is made), the exit status is non-zero and the message names the driver page."""

@@ -50,6 +50,7 @@ def verify(cli, py, *extra):
     return r, {c["name"]: c for c in doc["checks"]}, doc["facts"]
 
 
+@pytest.mark.subprocess
 def test_nccl_of_two_cuda_majors_is_a_finding_with_the_exact_uninstall(cli, tmp_path, standin):
     py = make_venv(tmp_path / "venv")
     site = site_packages(py)
@@ -79,6 +80,7 @@ def test_nccl_of_two_cuda_majors_is_a_finding_with_the_exact_uninstall(cli, tmp_
     assert "installed: nvidia-nccl-cu12 2.21.5, nvidia-nccl-cu13 2.27.7" in f["cause"]
 
 
+@pytest.mark.subprocess
 def test_one_cuda_major_passes(cli, tmp_path, standin):
     py = make_venv(tmp_path / "venv")
     fake_dist(site_packages(py), "nvidia-nccl-cu13", "2.27.7")
@@ -120,6 +122,7 @@ def nccl_layout(tmp_path):
     return py, lib, wheel_lib, shadow
 
 
+@pytest.mark.subprocess
 def test_the_wheels_library_is_seen_loaded(cli, nccl_layout, standin, monkeypatch):
     py, lib, wheel_lib, _ = nccl_layout
     monkeypatch.setenv("STANDIN_LOAD", str(lib))
@@ -129,6 +132,7 @@ def test_the_wheels_library_is_seen_loaded(cli, nccl_layout, standin, monkeypatc
     assert str(wheel_lib / "libnccl.so.2") in loaded and str(lib) in loaded
 
 
+@pytest.mark.subprocess
 def test_a_shadowing_library_on_ld_library_path_is_named(cli, nccl_layout, standin, monkeypatch):
     py, lib, wheel_lib, shadow = nccl_layout
     monkeypatch.setenv("STANDIN_LOAD", str(lib))
