@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.subprocess  # runs the nox device script (tests/README.md)
+
 SCRIPT = Path(__file__).resolve().parents[1] / "device" / "run.py"
 
 
