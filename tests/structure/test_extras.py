@@ -1,5 +1,5 @@
 """Optional dependencies: plan/probe/verify/explain run with packaging (+tomli, tomli-w, rich) only;
-docker, requests, junitparser and nvidia-ml-py are extras, and a command that needs a missing one
+docker, requests and junitparser are extras (NVML is read without a package), and a command that needs a missing one
 says in one line which extra to install (exit 2, no traceback)."""
 
 from __future__ import annotations
