@@ -234,6 +234,7 @@ _DATA_FLAGS: Dict[str, Tuple[str, bool]] = {
     "--driver": ("driver", True), "--python": ("python", True), "--glibc": ("glibc", True),
     "--distro": ("distro", True), "--macos": ("macos", True), "--torch": ("torch", True),
     "--backend": ("backend", True), "--compile": ("compile", False), "--mirror": ("mirror", True),
+    "--prefer": ("prefer", True),
 }
 
 
@@ -272,7 +273,7 @@ def request_from_flags(flags: Sequence[str], where: str, matrices: Optional[Path
             target.wsl = True
         elif key == "compile":
             req.compile = True
-        elif key in ("torch", "backend"):
+        elif key in ("torch", "backend", "prefer"):
             setattr(req, key, value)
         else:
             setattr(target, key, value.lower() if key == "os" and value else value)
