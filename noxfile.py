@@ -81,7 +81,7 @@ def images(session: nox.Session, target: str) -> None:
     session.install("-e", ".[docker]")
     session.run("envcheck", "docker", "base")
     session.run("envcheck", "docker", "ci", target, "--base-image", "envcheck-base:bookworm",
-                "--report", f".nox/reports/{target}.json", *session.posargs,
+                "--report", f".nox/reports/{target}.json", "--force", *session.posargs,
                 env={"PIP_RETRIES": "1"})  # an unreachable index fails fast instead of retrying for minutes
 
 

@@ -292,6 +292,7 @@ def lock_from_dict(doc: Dict[str, Any], path: object = "<lock>") -> Lock:
     lines = pip.get("lines", []) if isinstance(pip, dict) else None
     if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
         raise DataFileError(path, "pip.lines", "expected a list of strings")
+    _check_outside_strings(build, table, lines, path)
     machine = None
     if "machine" in doc:
         from envcheck.machine.io import machine_from_dict
@@ -307,3 +308,28 @@ def _table(doc: Dict[str, Any], name: str, path: object) -> Dict[str, Any]:
         raise DataFileError(path, name, f"missing [{name}] table" if value is None
                             else f"expected a table, got {type(value).__name__}")
     return value
+
+
+def _check_outside_strings(build: Dict[str, Any], expect: Dict[str, Any], lines: List[str], path: object) -> None:
+    """A lock is read from outside: its index URL must be an http(s)/file URL without shell
+    metacharacters, and every string verify prints or compares is printable text on one line."""
+    from envcheck.edge import check_name, check_url
+    from envcheck.errors import UsageError
+
+    def check(key: str, value: Any, fn: Any) -> None:
+        try:
+            fn(value)
+        except UsageError as exc:
+            raise DataFileError(path, key, str(exc).split(": ", 1)[-1]) from None
+
+    if build.get("index_url") not in (None, ""):
+        check("build.index_url", build["index_url"], lambda v: check_url(v, "index_url"))
+    for key, value in build.items():
+        if isinstance(value, str) and key != "index_url":
+            check(f"build.{key}", value, lambda v: check_name(v, "value", 2000))
+    for key, value in expect.items():
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str):
+                check(f"expect.{key}", v, lambda x: check_name(x, "value", 2000))
+    for i, ln in enumerate(lines):
+        check(f"pip.lines[{i}]", ln, lambda v: check_name(v, "value", 4000))

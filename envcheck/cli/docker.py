@@ -144,7 +144,9 @@ def _add_ci(d: Any) -> None:
                      "(pip download into --wheelhouse-root/TARGET), build, verify inside and write the JSON "
                      "report. A target whose wheels cannot be had here is rendered only, and the report says why.")
     c.add_argument("target", metavar="TARGET", help="a ci_target name (cpu, cu130, rocm …)")
-    c.add_argument("--report", metavar="FILE", type=Path, help="write the JSON report here")
+    c.add_argument("--report", metavar="FILE", type=Path,
+                   help="write the JSON report here (an existing file only with --force)")
+    c.add_argument("--force", action="store_true", help="replace an existing --report file")
     c.add_argument("--base-image", metavar="IMAGE", help="FROM this image (e.g. envcheck-base:bookworm)")
     c.add_argument("--wheelhouse-root", metavar="DIR", type=Path, default=Path(".nox/wheelhouse"),
                    help="wheels are gathered in DIR/TARGET (kept between runs); default .nox/wheelhouse")
@@ -332,6 +334,10 @@ def run_ci(args: argparse.Namespace) -> int:
     from envcheck.render.files import render_dockerfile
     from envcheck.verify.diagnose import diagnose
 
+    if args.report:  # before any work: never replace what is there without --force, never a non-file
+        from envcheck.fsutil import check_target
+
+        check_target(args.report, args.force, "--report")
     rows = {t.name: t for t in load_matrix(args.matrices).ci_targets}
     target = rows.get(args.target)
     if target is None:
@@ -386,10 +392,9 @@ def run_ci(args: argparse.Namespace) -> int:
 
 def _ci_done(args: argparse.Namespace, doc: Dict[str, Any], code: int) -> int:
     if args.report:
-        from envcheck.render.write import write_atomic
+        from envcheck.fsutil import write_file
 
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(args.report, json.dumps(doc, indent=1) + "\n")
+        write_file(args.report, json.dumps(doc, indent=1) + "\n", args.force, "--report")
     print(f"ci target {doc['target']}: {doc.get('status')}" + (f" — {doc['reason']}" if doc.get("reason") else "")
           + (f" (report: {args.report})" if args.report else ""))
     return code

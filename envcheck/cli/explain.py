@@ -63,6 +63,10 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
+#: The most text `explain` reads (a pasted log; the rules look at error lines, not megabytes).
+EXPLAIN_CAP = 8 * 1024 * 1024
+
+
 def read_text(args: argparse.Namespace) -> str:
     """The text to explain: the arguments, or stdin for ``-`` / no arguments on a pipe.
 
@@ -72,8 +76,10 @@ def read_text(args: argparse.Namespace) -> str:
     from envcheck.errors import UsageError
 
     if args.text == ["-"] or (not args.text and not sys.stdin.isatty()):
-        raw = getattr(sys.stdin, "buffer", None)
-        text = raw.read().decode("utf-8", "replace") if raw is not None else sys.stdin.read()
+        from envcheck.fsutil import read_input
+
+        # size-capped: `explain - < /dev/zero` is an error, not a hang
+        text = read_input("-", "explain", cap=EXPLAIN_CAP, stdin_ok=True).decode("utf-8", "replace")
     else:
         text = " ".join(args.text)
     if not text.strip():

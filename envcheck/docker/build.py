@@ -45,6 +45,9 @@ def base_row(plan: Any, matrix: Any, image: Optional[str]) -> Any:
         raise UsageError(f"no Docker base image on record for the {plan.build.backend} backend (matrices/docker.toml)")
     if not image:
         return row
+    from envcheck.edge import check_image
+
+    check_image(image, "--base-image")  # it lands in the FROM line: the OCI grammar, one line
     known = [r for r in matrix.base_images if r.image == image and r.template == row.template]
     return known[0] if known else dataclasses.replace(row, image=image)
 
@@ -208,6 +211,10 @@ def build_from_plan(client: Any, plan: Any, matrix: Any, tag: Optional[str] = No
     from envcheck.render.files import render_dockerfile
 
     t0 = time.monotonic()
+    if tag:
+        from envcheck.edge import check_image
+
+        check_image(tag, "--tag")
     row = base_row(plan, matrix, base_image)
     pins = select_pins(plan.pins, packages)
     notes: List[str] = []

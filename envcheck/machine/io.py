@@ -20,7 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from envcheck.errors import DataFileError
+from envcheck.edge import NAME_MAX, check_name
+from envcheck.errors import DataFileError, UsageError
 from envcheck.jsontypes import JSON, JSONObject
 from envcheck.machine.model import CPU_ARCHES, OSES, GpuDevice, Machine
 from envcheck.matrix.model import VENDORS, vkey
@@ -57,10 +58,14 @@ def machine_from_dict(data: JSON, path: object = "<machine>", prefix: str = "mac
         elif k in ("how", "unknown"):
             if not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values()):
                 raise fail(k, "expected a table of strings")
+            for kk, vv in v.items():
+                _text(kk, fail, f"{k}.<key>", 64)
+                _text(vv, fail, f"{k}.{kk}", 1000)
             kw[k] = dict(v)
         elif k == "docker":
             if not isinstance(v, dict):
                 raise fail(k, "expected a table")
+            _plain(v, fail, k)
             kw[k] = dict(v)
         elif k in ("wsl", "container", "tegra"):
             if not isinstance(v, bool):
@@ -73,7 +78,7 @@ def machine_from_dict(data: JSON, path: object = "<machine>", prefix: str = "mac
         else:
             if not isinstance(v, str):
                 raise fail(k, f"expected a string, got {type(v).__name__} {v!r}")
-            kw[k] = v
+            kw[k] = _text(v, fail, k)
     m = Machine(**kw)
     if m.os not in OSES:
         raise fail("os", f"expected one of {', '.join(OSES)}, got {m.os!r}")
@@ -114,6 +119,11 @@ def _gpu(g: Any, fail, i: int) -> GpuDevice:
     if g["vendor"] == "amd" and (not GFX_RE.fullmatch(g["arch"]) or g["arch"].endswith("-generic")):
         raise fail(f"{key}.arch", f"expected an AMD arch like 'gfx1100' (a GPU is never a -generic target), "
                                   f"got {g['arch']!r}")
+    for k in ("vendor", "name", "arch", "uuid", "how"):
+        if g.get(k) is not None:
+            if not isinstance(g[k], str):
+                raise fail(f"{key}.{k}", f"expected a string, got {type(g[k]).__name__}")
+            _text(g[k], fail, f"{key}.{k}")
     for k in ("memory_mib", "index"):
         if k in g and (not isinstance(g[k], int) or isinstance(g[k], bool)):
             raise fail(f"{key}.{k}", f"expected an integer, got {g[k]!r}")
@@ -121,6 +131,30 @@ def _gpu(g: Any, fail, i: int) -> GpuDevice:
         if k in g and not isinstance(g[k], bool):
             raise fail(f"{key}.{k}", f"expected true or false, got {g[k]!r}")
     return GpuDevice(**g)
+
+
+def _text(value: str, fail, key: str, max_len: int = NAME_MAX) -> str:
+    """A string field of a machine file: printable, one line, bounded (it reaches the title and
+    comments of every rendered file)."""
+    try:
+        return check_name(value, "value", max_len)
+    except UsageError as exc:
+        raise fail(key, str(exc).split(": ", 1)[1]) from None
+
+
+def _plain(value: Any, fail, key: str, depth: int = 0) -> None:
+    """Every string inside a nested table/array is printable on one line."""
+    if depth > 8:
+        raise fail(key, "nested too deeply")
+    if isinstance(value, dict):
+        for kk, vv in value.items():
+            _text(str(kk), fail, f"{key}.<key>", 64)
+            _plain(vv, fail, f"{key}.{kk}", depth + 1)
+    elif isinstance(value, list):
+        for i, vv in enumerate(value):
+            _plain(vv, fail, f"{key}[{i}]", depth + 1)
+    elif isinstance(value, str):
+        _text(value, fail, key, 1000)
 
 
 def load_machine(path: Path) -> Machine:

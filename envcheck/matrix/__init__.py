@@ -470,12 +470,16 @@ def load_matrix(directory: Optional[Path] = None, index_dir: Optional[Path] = No
     d = Path(directory) if directory else default_matrix_dir()
     if not d.is_dir():
         raise DataFileError(d, "", "matrix folder not found (set --matrices or ENVCHECK_MATRICES)")
+    from envcheck.fsutil import recover
+
+    recover(d)  # an `envcheck matrix update` killed mid-commit: read the whole old set, not half
     if not any(d.glob("*.toml")):
         raise DataFileError(d, "", "matrix folder holds no *.toml files")
     stamp = tuple((p.name, st.st_size, st.st_mtime_ns)
                   for p in sorted(d.glob("*.toml")) for st in (p.stat(),))
     extra: Tuple[str, ...] = ()
     if index_dir is not None and Path(index_dir).resolve() != d.resolve():
+        recover(Path(index_dir))
         found = sorted(Path(index_dir).glob("generated-index-*.toml")) if Path(index_dir).is_dir() else []
         extra = tuple(str(p.resolve()) for p in found)
         stamp += tuple((p, st.st_size, st.st_mtime_ns) for p in extra for st in (os.stat(p),))

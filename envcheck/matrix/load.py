@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Tuple, Type, TypeVar
 
-from envcheck.errors import DataFileError
+from envcheck.errors import DataFileError, UsageError
 from envcheck.jsontypes import JSON, JSONObject
 from envcheck.matrix import model as m
 from envcheck.matrix.patterns import GFX_RE, PTX_RE, PY_RE, SM_RE  # noqa: F401 (re-exported)
@@ -451,11 +451,14 @@ def read_toml(path: Path) -> JSONObject:
     Raises:
         DataFileError: unreadable file or invalid TOML (message carries line and column).
     """
+    from envcheck.fsutil import read_input
+
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise DataFileError(path, "", f"cannot read: {exc.strerror or exc}") from None
+        raw = read_input(path)  # a regular file, size-capped: never a FIFO or /dev/zero
+    except UsageError as exc:
+        raise DataFileError(path, "", str(exc).split(": ", 1)[-1]) from None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise DataFileError(path, "", f"invalid TOML: {exc}") from None
     except RecursionError:

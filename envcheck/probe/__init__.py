@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from envcheck.machine.model import Machine
 from envcheck.probe.context import DEFAULT_TIMEOUT, Finding, ProbeContext
@@ -78,7 +78,38 @@ def probe_machine(
         have_nvidia = any(g.vendor == "nvidia" for g in m.gpus)
         merge(m, _guard("jetson", lambda: _jetson(ctx, have_nvidia)))
     _summarise_gpus(m)
+    _clean_strings(m)
     return m
+
+
+def _clean_strings(m: Machine) -> None:
+    """Tool output and files are outside values: every name probe learned (a GPU name from
+    nvidia-smi or rocminfo, the distro's PRETTY_NAME…) becomes printable text on one line, capped
+    in length, before it can reach a rendered file or the terminal — and the same machine saved
+    with ``probe -o`` reads back through the machine-file checks."""
+    from dataclasses import fields
+
+    from envcheck.edge import clean_name
+
+    def clean_map(d: Dict[str, Any], cap: int) -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
+        for k, v in d.items():
+            key = clean_name(str(k), 64) or "?"
+            out[key] = (clean_name(v, cap) or "?") if isinstance(v, str) else v
+        return out
+
+    for f in fields(m):
+        v = getattr(m, f.name)
+        if isinstance(v, str):
+            setattr(m, f.name, clean_name(v) or None if f.name not in ("os", "arch", "python_implementation") else v)
+    m.how = clean_map(m.how, 1000)
+    m.unknown = clean_map(m.unknown, 1000)
+    m.docker = clean_map(m.docker, 1000)
+    for g in m.gpus:
+        g.name = clean_name(g.name) or f"{g.vendor} GPU"
+        g.how = clean_name(g.how, 1000) or ""
+        if g.uuid is not None:
+            g.uuid = clean_name(g.uuid)
 
 
 def _host(ctx: ProbeContext) -> Finding:

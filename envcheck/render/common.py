@@ -6,6 +6,7 @@ from string import Template
 from typing import Dict, List
 
 from envcheck import __version__
+from envcheck.edge import comment_text
 from envcheck.matrix import resource_dir
 from envcheck.matrix.model import vkey
 from envcheck.resolve.plan import Plan
@@ -17,7 +18,7 @@ def title(plan: Plan) -> str:
     """``torch 2.7.0+cu128 · Python 3.12 · Linux x86_64 · NVIDIA GeForce RTX 5090 (sm_120)``."""
     m = plan.machine
     parts = [plan.title, f"Python {plan.python}" if plan.python else "", m.describe()]
-    return " · ".join(p for p in parts if p)
+    return comment_text(" · ".join(p for p in parts if p))
 
 
 def driver_line(plan: Plan) -> str:
@@ -87,7 +88,7 @@ def comment_block(plan: Plan, prefix: str = "# ") -> str:
     if rej:
         lines.append("rejected:")
         lines.extend(f"  {r}" for r in rej)
-    return "\n".join(prefix + line for line in lines)
+    return "\n".join(prefix + comment_text(line) for line in lines)
 
 
 def template(folder: str, name: str) -> Template:

@@ -5,6 +5,7 @@ Pure text generation: no I/O beyond reading the templates in ``dockerfiles/`` an
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from typing import Any, Dict, List, Optional
@@ -35,7 +36,7 @@ def render_requirements(plan: Plan) -> str:
     lines += plan.pip_lines()
     if plan.env:
         lines.append("# set in the environment that runs torch: "
-                     + " ".join(f"{k}={v}" for k, v in sorted(plan.env.items())))
+                     + comment_text(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(plan.env.items()))))
     return "\n".join(lines) + "\n"
 
 
@@ -56,10 +57,10 @@ def _conda_dependencies(plan: Plan) -> List[str]:
             deps.append(f"pytorch={plan.release.version}={cpu}")
             deps.append("torchvision")
         deps.append("torchaudio")
-        return [f"  - {d}" for d in deps]
+        return [f"  - {yaml_scalar(d)}" for d in deps]
     deps.append("pip")
-    pip = [f"      - {ln}" for ln in plan.pip_lines()]
-    return [f"  - {d}" for d in deps] + ["  - pip:"] + pip
+    pip = [f"      - {yaml_scalar(ln)}" for ln in plan.pip_lines()]
+    return [f"  - {yaml_scalar(d)}" for d in deps] + ["  - pip:"] + pip
 
 
 def render_environment(plan: Plan) -> str:
@@ -75,8 +76,8 @@ def render_environment(plan: Plan) -> str:
     else:
         row, cv = plan.conda
         src = row.source[0] if row.source else ""
-        notes.append(f"# conda-forge pytorch {plan.release.version}" + (f" with cuda-version {cv}" if cv else "")
-                     + f" (matrices/conda.toml: {src})")
+        notes.append("# " + comment_text(f"conda-forge pytorch {plan.release.version}"
+                                         + (f" with cuda-version {cv}" if cv else "") + f" (matrices/conda.toml: {src})"))
         if cv:
             notes.append("# conda-forge CUDA builds need the __cuda virtual package (a driver) at solve time;"
                          " on a machine without one: CONDA_OVERRIDE_CUDA=" + cv)
@@ -118,7 +119,7 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
                          "(matrices/docker.toml)")
     b = plan.build
     python = plan.python.rstrip("t") or "3.12"
-    image = img.image.replace("{python}", python).replace("{rocm}", b.rocm or "")
+    image = check_image(img.image.replace("{python}", python).replace("{rocm}", b.rocm or ""), "base image")
     pins = " ".join(shlex.quote(f"{k}=={v}") for k, v in plan.pins.items())
     pip = "python -m pip install --no-cache-dir"
     if wheelhouse:
@@ -126,27 +127,30 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
                    f"RUN {pip} --no-index --find-links /tmp/wheelhouse {pins} \\\n"
                    " && rm -rf /tmp/wheelhouse")
     else:
-        opt = f"{plan.index_option} " if plan.index_option else ""
+        opt = ""
+        if plan.index_option:
+            flag, _, url = plan.index_option.partition(" ")
+            opt = f"{flag} {shlex.quote(url)} "
         install = f"RUN {pip} {opt}{pins}"
     post = []
     for s in plan.recipe:
         if s.kind not in ("post-install", "verify"):
             continue
         if s.kind == "post-install" and s.env and not [ln for ln in s.lines() if not ln.startswith("export ")]:
-            post.append(f"# {s.marker}: {s.title} (set with ENV)")
+            post.append(f"# {s.marker}: {comment_text(s.title)} (set with ENV)")
             continue
         body = " \\\n && ".join(ln.strip() for ln in s.lines())
-        post.append(f"# {s.marker}: {s.title}\nRUN {body}")
-    env = [f"ENV {k}={v}" for k, v in sorted({**img.env, **plan.env}.items())]
-    prereq = [f"# Host prerequisite: {p}" for p in img.prerequisites]
+        post.append(f"# {s.marker}: {comment_text(s.title)}\nRUN {body}")
+    env = [f"ENV {docker_env(k, v)}" for k, v in sorted({**img.env, **plan.env}.items())]
+    prereq = [f"# Host prerequisite: {comment_text(p)}" for p in img.prerequisites]
     drv = driver_line(plan)
     if drv:
-        prereq.insert(0, f"# Host prerequisite: {drv}")
+        prereq.insert(0, f"# Host prerequisite: {comment_text(drv)}")
     for s in plan.recipe:
         if s.kind in ("host", "system", "python", "install"):
             done = {"host": "on the host", "install": "below (RUN pip install)"}.get(
                 s.kind, "on the host" if not s.container or s.runs_in == "windows" else "by the base image / template below")
-            prereq.append(f"# {s.marker}: {s.title} — {done}" + (f" ({s.url})" if s.url else ""))
+            prereq.append("# " + comment_text(f"{s.marker}: {s.title} — {done}" + (f" ({s.url})" if s.url else "")))
     labels = {
         "org.opencontainers.image.title": f"torch {plan.pins['torch']}",
         "io.envcheck.torch": plan.pins["torch"],
@@ -159,16 +163,44 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
         envcheck_version=version(),
         comments=comment_block(plan),
         tag=re.sub(r"[^a-zA-Z0-9_.:/-]", "-", tag),
-        run_flags=" ".join(docker_run_flags(plan)),
+        run_flags=comment_text(" ".join(shlex.quote(f) for f in docker_run_flags(plan))),
         prerequisites="\n".join(prereq),
         base_image=image,
         env="\n".join(env),
         install=install,
         post_install="\n".join(post),
         python=python,
-        labels=" \\\n      ".join(f'{k}="{v}"' for k, v in labels.items()),
+        labels=" \\\n      ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()),
     )
     return re.sub(r"\n{3,}", "\n\n", text)
+
+
+def yaml_scalar(text: str) -> str:
+    """``text`` as a YAML flow scalar: plain when it cannot be read as anything else, otherwise
+    double-quoted (a JSON string is a valid YAML double-quoted scalar)."""
+    if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.=<>!*,+/:@~%-]*(?: [A-Za-z0-9_.=<>!*,+/:@~%-]+)*", text) \
+            and ": " not in text and not text.endswith(":"):
+        return text
+    return json.dumps(text)
+
+
+def docker_env(key: str, value: str) -> str:
+    """``KEY=VALUE`` for a Dockerfile ``ENV`` line: the key must be a variable name; a value that is
+    not plain is double-quoted with ``\\``, ``"`` and ``$`` escaped (Dockerfile ``ENV`` syntax).
+
+    Raises:
+        UsageError: the key is not a variable name (matrix data gone wrong).
+    """
+    from envcheck.errors import UsageError
+
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        raise UsageError(f"ENV {key!r}: not an environment variable name")
+    if re.fullmatch(r"[A-Za-z0-9_.,:/=@+%-]*", value):
+        return f"{key}={value}"
+    if not printable_line(value):
+        raise UsageError(f"ENV {key}: the value holds a control or line-break character")
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+    return f'{key}="{escaped}"'
 
 
 def render_uv(plan: Plan) -> str:

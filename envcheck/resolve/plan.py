@@ -33,28 +33,31 @@ def parse_mirrors(values: Sequence[str]) -> List[Tuple[str, str]]:
     Raises:
         UsageError: not an http(s)/file URL.
     """
+    import sys
     from urllib.parse import urlsplit
+
+    from envcheck.edge import CREDENTIALS_HINT, check_url, split_credentials
 
     out = []
     for v in values:
+        if not isinstance(v, str):
+            raise UsageError("--mirror: give a URL")
         prefix, _, url = v.rpartition("=") if "=" in v and v.split("=", 1)[0].startswith(("http", "file")) else ("", "", v)
         prefix = (prefix or DEFAULT_MIRROR_PREFIX).rstrip("/")
         url = url.strip().rstrip("/")
+        hint = "; e.g. https://mirror.example/pytorch-whl or PREFIX=URL"
+        try:
+            check_url(prefix, "--mirror PREFIX")
+            check_url(url, "--mirror")
+        except UsageError as exc:
+            raise UsageError(f"{exc}{hint}") from None
         parts = urlsplit(url)
-        bad = ""
-        if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.netloc):
-            bad = "expected an http(s):// or file:// URL"
-        elif any(ch.isspace() for ch in url):
-            bad = "a URL has no spaces (percent-encode them)"
-        elif parts.fragment or parts.query:
-            bad = "an index URL has no #fragment or ?query (paths are appended to it)"
-        if bad:
-            raise UsageError(f"--mirror {v!r}: {bad}; e.g. https://mirror.example/pytorch-whl or PREFIX=URL")
-        if parts.username or parts.password:
-            import sys
-
-            sys.stderr.write("envcheck: warning: the --mirror URL carries credentials; they are written "
-                             "into every file (prefer pip's keyring or netrc)\n")
+        if parts.fragment or parts.query:
+            raise UsageError(f"--mirror {url!r}: an index URL has no #fragment or ?query (paths are appended to it){hint}")
+        url, had = split_credentials(url)
+        if had:
+            sys.stderr.write("envcheck: warning: the --mirror URL carries credentials; they are left out of every "
+                             f"file and of the output (the URL is written as {url}): {CREDENTIALS_HINT}\n")
         out.append((prefix, url))
     return out
 
@@ -271,8 +274,12 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         return None
     b, r = c.build, c.release
     ch = matrix.channel(b.channel)
+    from envcheck.edge import check_url, split_credentials
+
     original_url = ch.url_for(b.variant)
-    index_url = rewrite_url(original_url, mirrors)
+    # the URL lands in shell commands and every file: it must be a plain http(s)/file URL (a
+    # --matrices folder or a lock is outside input too), and never carry credentials
+    index_url = split_credentials(check_url(rewrite_url(original_url, mirrors), "index URL"))[0]
     notes: List[str] = []
 
     label = b.version_of

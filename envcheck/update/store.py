@@ -9,15 +9,13 @@ sorted by name — so a re-run with nothing new changes only the ``checked`` tim
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from envcheck.render.write import write_temp_beside
+from envcheck import fsutil
 from envcheck.errors import IndexFetchError, UsageError
 from envcheck.matrix.model import IndexUpdate, IndexWheels, vkey
 from envcheck.matrix.index.data import split_ref
@@ -212,61 +210,12 @@ def diff(old: Optional[Sequence[IndexWheels]], new: Sequence[IndexWheels]) -> Ch
     return ch
 
 
-def _unlink(p: Path) -> None:
-    try:
-        os.unlink(p)
-    except OSError:
-        pass
-
-
-def _backup(target: Path) -> Path:
-    """A hard link to ``target``'s current content (a copy where links are not supported)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".bak", dir=str(target.parent))
-    os.close(fd)
-    os.unlink(tmp)
-    try:
-        os.link(target, tmp)
-    except OSError:
-        import shutil
-
-        shutil.copy2(target, tmp)
-    return Path(tmp)
-
-
 def replace_all(directory: Path, texts: Dict[str, str]) -> List[Path]:
-    """Write every ``name → text`` into ``directory``, all or nothing.
-
-    Every new text goes to a temporary file beside its target first; only when all are written are
-    they moved into place with :func:`os.replace`. If a move fails (or the run is interrupted) the
-    files already moved are put back from hard-link backups, so every file ends as it was.
+    """Write every ``name → text`` into ``directory``, all or nothing — also under SIGKILL: the
+    set is committed through :func:`envcheck.fsutil.write_set`, whose journal lets the next run
+    roll a half-done set back (and clean its temporary files).
 
     Raises:
         UsageError: ``directory`` cannot be written (permissions, full disk); nothing changed.
     """
-    temps: Dict[str, Path] = {}
-    backups: Dict[str, Path] = {}
-    done: List[str] = []
-    try:
-        for name, text in texts.items():
-            temps[name] = write_temp_beside(directory / name, text)
-        try:
-            for name, tmp in temps.items():
-                target = directory / name
-                if target.exists():
-                    backups[name] = _backup(target)
-                os.replace(tmp, target)
-                done.append(name)
-        except BaseException:
-            for name in reversed(done):
-                if name in backups:
-                    os.replace(backups.pop(name), directory / name)
-                else:
-                    _unlink(directory / name)
-            raise
-    except OSError as exc:
-        raise UsageError(f"--matrices {directory}: cannot write: {exc.strerror or exc}; nothing was changed") from None
-    finally:
-        for p in list(temps.values()) + list(backups.values()):
-            if p.exists():
-                _unlink(p)
-    return [directory / n for n in texts]
+    return fsutil.write_set(directory, texts, force=True, flag="--matrices")

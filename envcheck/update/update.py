@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name
 
+from envcheck import fsutil
 from envcheck.errors import DataFileError, UsageError
 from envcheck.matrix import Matrix, load_matrix
 from envcheck.matrix.index.data import file_name
@@ -180,8 +181,9 @@ def run_update(
     names = [str(canonicalize_name(p.strip())) for p in packages if p.strip()]
     if not names:
         raise UsageError("--packages is empty; e.g. --packages torch,torchvision,torchaudio")
-    matrix = load_matrix(Path(matrices) if matrices else None)
     directory = Path(data_dir) if data_dir else Path(matrices) if matrices else user_index_dir()
+    fsutil.recover(directory)  # a run killed mid-commit left its journal: roll that set back first
+    matrix = load_matrix(Path(matrices) if matrices else None)
     if not data_dir and not matrices and not dry_run:
         try:
             directory.mkdir(parents=True, exist_ok=True)

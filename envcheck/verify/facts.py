@@ -168,10 +168,13 @@ def load_facts(path: Path) -> Facts:
         DataFileError: unreadable, not UTF-8, not JSON (or nested deeper than Python can read), or
             a part has the wrong shape (names the key).
     """
+    from envcheck.errors import UsageError
+    from envcheck.fsutil import read_input
+
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise DataFileError(path, "", f"cannot read: {exc.strerror or exc}") from None
+        raw = read_input(path)  # a regular file, size-capped: never a FIFO or /dev/zero
+    except UsageError as exc:
+        raise DataFileError(path, "", str(exc).split(": ", 1)[-1]) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -229,7 +232,24 @@ def facts_from_dict(doc: Any, path: object = "<facts>", prefix: str = "") -> Fac
         from envcheck.machine.io import machine_from_dict
 
         machine_from_dict(doc["machine"], path, f"{prefix}machine")
-    return Facts(doc)
+    try:
+        return Facts(_terminal_safe(doc))
+    except RecursionError:
+        raise fail("", "nested too deeply to be a facts document") from None
+
+
+def _terminal_safe(value: Any) -> Any:
+    """Every string of a facts document from outside with ANSI escapes and control characters
+    removed (newlines kept): a facts file cannot recolour the terminal or fake a line of the report."""
+    from envcheck.edge import terminal_text
+
+    if isinstance(value, dict):
+        return {(terminal_text(k) if isinstance(k, str) else k): _terminal_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_terminal_safe(v) for v in value]
+    if isinstance(value, str):
+        return terminal_text(value)
+    return value
 
 
 # -- the shape of a Facts document (spec language: envcheck.verify.shape) ------------------

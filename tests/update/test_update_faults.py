@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.update import store
+from envcheck import fsutil
 from envcheck.update.client import IndexClient
 from envcheck.update.update import run_update
 from tests.update.index_support import send, slow, snapshot
@@ -162,7 +162,7 @@ def test_failed_replace_rolls_back(server, seeded, monkeypatch):
             raise KeyboardInterrupt  # an interrupt mid-way, the worst moment
         return real(src, dst)
 
-    monkeypatch.setattr(store.os, "replace", failing)
+    monkeypatch.setattr(fsutil.os, "replace", failing)
     with IndexClient(timeout=5, retries=0) as client, pytest.raises(KeyboardInterrupt):
         run_update(index=f"{server.url}/whl/", packages=["torch", "torchvision"], matrices=seeded,
                    channel="pytorch", client=client)
@@ -177,7 +177,7 @@ def test_unwritable_folder_is_usage_error(cli, server, seeded, monkeypatch):
     def no_space(*a, **k):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store.tempfile, "mkstemp", no_space)
+    monkeypatch.setattr(fsutil.tempfile, "mkstemp", no_space)
     r = _update(cli, server, seeded)
     assert r.code == 2 and "No space left on device" in r.err and "nothing was changed" in r.err
     assert snapshot(seeded) == before

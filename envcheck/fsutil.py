@@ -1,0 +1,494 @@
+"""The one way envcheck reads user-named files and writes files: nothing the user had is lost.
+
+Reading (:func:`read_input`): only regular files (or ``-`` for standard input), at most a size cap —
+a FIFO, a character device (``/dev/zero``, ``/dev/tty``) or a folder is refused at once instead of
+blocking or reading forever.
+
+Writing one file (:func:`write_file`): the text goes to a temporary file in the target's folder,
+flushed to disk, then into place — with :func:`os.link` when the target must not exist (the kernel
+refuses atomically if something appeared meanwhile, so two runs cannot both "create" it) or
+:func:`os.replace` when ``force`` allows replacing a *regular file*. Something that is not a regular
+file (a FIFO, a device, a folder, a symbolic link — dangling or not) is never replaced, even with
+``force``.
+
+Writing a set of files (:func:`write_set`, ``plan -o DIR``, ``matrix update``): all or nothing.
+Under an exclusive lock on DIR, every new file is staged in a transaction folder inside DIR (same
+file system), the current files are hard-linked aside, and a journal records the step; the files
+are then renamed into place. A failure, SIGINT or SIGTERM rolls back to the old set at once; after a
+SIGKILL or a power cut the next writer (or reader, :func:`recover`) of DIR rolls the half-done set
+back from the journal, and removes leftover temporary files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import signal
+import stat
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Union
+
+from envcheck.errors import OutputExistsError, UsageError
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Default cap for an input file (machine, lock, facts, report files are kilobytes).
+INPUT_CAP = 64 * 1024 * 1024
+#: Prefix of transaction folders inside a target folder (never a name envcheck renders).
+TXN_PREFIX = ".envcheck-txn-"
+#: Marker in the names of envcheck's temporary files (``.NAME.envcheck-XXXXXXXX.tmp``).
+TMP_MARK = ".envcheck-"
+#: How long a writer waits for another envcheck writing into the same folder.
+LOCK_WAIT_S = 30.0
+
+
+# -- reading ------------------------------------------------------------------------------------
+def read_input(path: PathLike, flag: str = "", cap: int = INPUT_CAP, stdin_ok: bool = False) -> bytes:
+    """The bytes of a user-named input file, refusing what is not a regular file.
+
+    ``-`` (with ``stdin_ok``) reads standard input, at most ``cap`` bytes.
+
+    Raises:
+        UsageError: missing, unreadable, not a regular file, or larger than ``cap`` (one line).
+    """
+    where = f"{flag} {os.fsdecode(path)}".strip() if flag else os.fsdecode(path)
+    if stdin_ok and os.fsdecode(path) == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            data = (sys.stdin.read(cap + 1) or "").encode("utf-8", "replace") if sys.stdin else b""
+        else:
+            data = _read_capped(stream, cap)
+        if len(data) > cap:
+            raise UsageError(f"{where}: standard input is larger than {cap} bytes; give the part that matters")
+        return data
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise UsageError(f"{where}: cannot read: {_reason(exc)}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{where}: {_kind(st.st_mode)}, not a regular file; give a file")
+        if st.st_size > cap:
+            raise UsageError(f"{where}: {st.st_size} bytes, more than the {cap} a file of this kind may have")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            data = _read_capped(fh, cap)
+    except OSError as exc:
+        raise UsageError(f"{where}: cannot read: {_reason(exc)}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > cap:  # grew while read (a file still being written)
+        raise UsageError(f"{where}: more than the {cap} bytes a file of this kind may have")
+    return data
+
+
+def read_input_text(path: PathLike, flag: str = "", cap: int = INPUT_CAP, stdin_ok: bool = False) -> str:
+    """:func:`read_input` decoded as UTF-8.
+
+    Raises:
+        UsageError: as :func:`read_input`, or the bytes are not UTF-8.
+    """
+    data = read_input(path, flag, cap, stdin_ok)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = f"{flag} {os.fsdecode(path)}".strip() if flag else os.fsdecode(path)
+        raise UsageError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _read_capped(fh, cap: int) -> bytes:
+    chunks: List[bytes] = []
+    total = 0
+    while total <= cap:
+        chunk = fh.read(min(1 << 20, cap + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a regular file"
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ENAMETOOLONG:
+        return "a file name in the path is too long"
+    return exc.strerror or str(exc)
+
+
+# -- one file -----------------------------------------------------------------------------------
+def existing_kind(path: PathLike) -> Optional[str]:
+    """``None`` when nothing is at ``path`` (not even a dangling symbolic link); ``"file"`` for a
+    regular file; otherwise what it is (``"a FIFO (named pipe)"``, ``"a symbolic link"``…)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:
+            return None
+        raise
+    return "file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
+
+
+def check_target(path: PathLike, force: bool, flag: str = "-o") -> Path:
+    """Check, before any work is done, that ``path`` may be written.
+
+    Raises:
+        UsageError: not a regular file (even with ``force``), a parent is not a folder, a name
+            too long.
+        OutputExistsError: it exists and ``force`` is false (a dangling link counts as existing).
+    """
+    path = Path(path)
+    if str(path) in ("", ".") or path.name in ("", ".", ".."):
+        raise UsageError(f"{flag} {path}: give a file name")
+    try:
+        kind = existing_kind(path)
+        for parent in path.parents:
+            pk = existing_kind(parent)
+            if pk is None:
+                continue
+            if not parent.is_dir():
+                raise UsageError(f"{flag} {path}: {parent} is not a folder")
+            break
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: {_reason(exc)}") from None
+    if kind is not None and kind != "file":
+        raise UsageError(f"{flag} {path}: refusing to replace {kind}, not a regular file (even with --force); "
+                         "give a file name")
+    if kind is not None and not force:
+        raise OutputExistsError([str(path)])
+    return path
+
+
+def _temp_beside(path: Path, data: bytes, mode: Optional[int] = None) -> Path:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}{TMP_MARK}", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode if mode is not None else 0o644)
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return Path(tmp)
+
+
+def write_file(path: PathLike, text: Union[str, bytes], force: bool = False, flag: str = "-o",
+               mkdir: bool = True) -> Path:
+    """Write one file atomically; never replace anything but a regular file, and that only with
+    ``force``. UTF-8 with ``\\n`` line ends for text.
+
+    Raises:
+        UsageError / OutputExistsError: as :func:`check_target`, or the write failed (nothing
+            half-written is left).
+    """
+    path = check_target(path, force, flag)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    try:
+        if mkdir:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        mode = None
+        with contextlib.suppress(OSError):
+            mode = stat.S_IMODE(os.lstat(path).st_mode)
+        tmp = _temp_beside(path, data, mode)
+        try:
+            _place(tmp, path, force, flag)
+        finally:
+            _unlink(tmp)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write: {_reason(exc)}") from None
+    return path
+
+
+def _place(tmp: Path, path: Path, force: bool, flag: str) -> None:
+    """Move ``tmp`` to ``path``: create-only without ``force`` (link fails if anything exists),
+    else replace only a regular file."""
+    if not force:
+        try:
+            os.link(tmp, path)
+            return
+        except FileExistsError:
+            raise OutputExistsError([str(path)]) from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+        # a file system without hard links: O_EXCL claims the name, then the content moves over it
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        os.replace(tmp, path)
+        return
+    kind = existing_kind(path)
+    if kind is not None and kind != "file":
+        raise UsageError(f"{flag} {path}: refusing to replace {kind} (even with --force)")
+    os.replace(tmp, path)
+
+
+def _unlink(p: PathLike) -> None:
+    try:
+        os.unlink(p)
+    except OSError:
+        pass
+
+
+# -- a set of files -----------------------------------------------------------------------------
+@contextlib.contextmanager
+def folder_lock(directory: Path, flag: str = "-o", wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold an exclusive advisory lock (flock) on ``directory``.
+
+    Raises:
+        UsageError: another envcheck held it for longer than ``wait_s``.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks here; the create-only link still guards names
+        yield
+        return
+    try:  # the folder itself is locked: no lock file is left behind
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise UsageError(f"{flag} {directory}: cannot lock: {_reason(exc)}") from None
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise UsageError(f"{flag} {directory}: cannot lock: {_reason(exc)}") from None
+                if time.monotonic() > deadline:
+                    raise UsageError(f"{flag} {directory}: another envcheck has been writing into it for "
+                                     f"{wait_s:.0f} s; try again when it is done") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)
+
+
+class _Interrupted(BaseException):
+    """SIGTERM during a commit (turned into an exception so the rollback runs)."""
+
+
+@contextlib.contextmanager
+def _signals_raise() -> Iterator[None]:
+    """During a commit, SIGTERM/SIGHUP raise (like SIGINT's KeyboardInterrupt) so ``finally`` runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {}
+
+    def handler(signum, frame):  # noqa: ARG001
+        raise _Interrupted(signum)
+
+    for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            with contextlib.suppress(OSError, ValueError):
+                old[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            with contextlib.suppress(OSError, ValueError):
+                signal.signal(sig, h)
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _rollback(directory: Path, txn: Path) -> None:
+    """Undo a transaction from its journal: every target back to what it was, then drop the folder.
+
+    A target whose staged ``new/NAME`` is still there was never moved in (left alone); one whose
+    staged file is gone was replaced: its ``old/NAME`` backup goes back, or it is removed when it
+    did not exist before.
+    """
+    try:
+        journal = json.loads((txn / "journal.json").read_text(encoding="utf-8"))
+        names = [n for n in journal.get("names", []) if isinstance(n, str) and "/" not in n and n not in ("", ".", "..")]
+    except (OSError, ValueError, AttributeError):
+        names = []  # the journal was never completed: nothing was moved in yet
+    if not (txn / "done").exists():
+        for name in names:
+            new, dst = txn / "new" / name, directory / name
+            if new.exists():
+                try:
+                    ours = dst.exists() and os.path.samefile(new, dst)  # linked in, staged copy not yet dropped
+                except OSError:
+                    ours = False
+                if not ours:
+                    continue  # never moved in
+            old = txn / "old" / name
+            if old.exists():
+                os.replace(old, directory / name)
+            else:
+                _unlink(directory / name)
+    _rmtree(txn)
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def recover(directory: PathLike) -> List[str]:
+    """Finish or roll back transactions a killed writer left in ``directory`` and remove its
+    leftover temporary files. Returns what was found (for a message); ``[]`` when it was clean.
+
+    Safe to call often: without leftovers it only lists the folder. Takes the folder's lock only
+    when there is something to do (and gives up quietly if another writer holds it).
+    """
+    d = Path(directory)
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return []
+    left = [n for n in names if _leftover(n)]
+    if not left:
+        return []
+    try:
+        with folder_lock(d, wait_s=0.0):
+            _recover_locked(d)
+    except UsageError:
+        return []  # another writer is at work (it recovers first), or the folder is read-only
+    return left
+
+
+def _leftover(name: str) -> bool:
+    return name.startswith(TXN_PREFIX) or (name.startswith(".") and TMP_MARK in name and name.endswith(".tmp"))
+
+
+def _recover_locked(d: Path) -> None:
+    for n in sorted(os.listdir(d)):
+        p = d / n
+        if n.startswith(TXN_PREFIX) and p.is_dir() and not p.is_symlink():
+            _rollback(d, p)
+        elif _leftover(n) and existing_kind(p) == "file":
+            _unlink(p)  # a temporary file of a writer that was killed (the target is intact)
+
+
+def write_set(directory: PathLike, files: Dict[str, Union[str, bytes]], force: bool = False,
+              flag: str = "-o", _hook=None) -> List[Path]:
+    """Write every ``name → text`` into ``directory`` (created if needed), all or nothing.
+
+    Raises:
+        OutputExistsError: a target exists and ``force`` is false (nothing is written).
+        UsageError: ``directory`` is not a folder or cannot be written; a target is not a regular
+            file (even with ``force``); nothing is changed.
+    """
+    d = Path(directory)
+    for name in files:
+        if "/" in name or os.sep in name or name in ("", ".", ".."):
+            raise ValueError(f"not a plain file name: {name!r}")
+    try:
+        kind = existing_kind(d)
+        if kind is not None and not d.is_dir():
+            raise UsageError(f"{flag} {d}: exists and is not a folder")
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{flag} {d}: cannot create the folder: {_reason(exc)}") from None
+    targets = [d / n for n in files]
+    try:
+        with folder_lock(d, flag):
+            _recover_locked(d)
+            odd = [(t, k) for t in targets for k in [existing_kind(t)] if k is not None and k != "file"]
+            if odd:
+                raise UsageError(f"{flag} {d}: refusing to replace what is not a regular file (even with --force):\n"
+                                 + "\n".join(f"  {t}: {k}" for t, k in odd))
+            if not force:
+                existing = [str(t) for t in targets if existing_kind(t) is not None]
+                if existing:
+                    raise OutputExistsError(existing)
+            _commit(d, files, force, flag, _hook)
+    except OSError as exc:
+        raise UsageError(f"{flag} {d}: cannot write: {_reason(exc)}; nothing was changed") from None
+    return targets
+
+
+def _commit(d: Path, files: Dict[str, Union[str, bytes]], force: bool, flag: str, hook) -> None:
+    txn = Path(tempfile.mkdtemp(prefix=TXN_PREFIX, dir=str(d)))
+    finished = False
+    try:
+        with _signals_raise():
+            (txn / "new").mkdir()
+            (txn / "old").mkdir()
+            for name, text in files.items():
+                data = text.encode("utf-8") if isinstance(text, str) else text
+                mode = None
+                with contextlib.suppress(OSError):
+                    mode = stat.S_IMODE(os.lstat(d / name).st_mode)
+                tmp = _temp_beside(txn / "new" / name, data, mode)
+                os.replace(tmp, txn / "new" / name)
+                if existing_kind(d / name) == "file":
+                    try:
+                        os.link(d / name, txn / "old" / name)
+                    except OSError:
+                        import shutil
+
+                        shutil.copy2(d / name, txn / "old" / name)
+            _write_journal(txn, list(files))
+            _fsync_dir(txn)
+            for i, name in enumerate(files):
+                if hook:
+                    hook(i, name)
+                src, dst = txn / "new" / name, d / name
+                if force:
+                    kind = existing_kind(dst)
+                    if kind is not None and kind != "file":
+                        raise UsageError(f"{flag} {dst}: refusing to replace {kind} (even with --force)")
+                    os.replace(src, dst)
+                else:
+                    try:
+                        os.link(src, dst)
+                    except FileExistsError:
+                        raise OutputExistsError([str(dst)]) from None
+                    os.unlink(src)
+            _fsync_dir(d)
+            (txn / "done").touch()
+            finished = True
+    finally:
+        if finished:
+            _rmtree(txn)
+        else:
+            _rollback(d, txn)
+
+
+def _write_journal(txn: Path, names: List[str]) -> None:
+    tmp = txn / "journal.json.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"names": names}, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, txn / "journal.json")
