@@ -173,7 +173,7 @@ def check_target(path: PathLike, force: bool, flag: str = "-o") -> Path:
             if pk is None:
                 continue
             if not parent.is_dir():
-                raise UsageError(f"{flag} {path}: {parent} is not a folder")
+                raise UsageError(f"{flag} {path}: {parent} is not a directory")
             break
     except OSError as exc:
         raise UsageError(f"{flag} {path}: {_reason(exc)}") from None
@@ -415,7 +415,7 @@ def write_set(directory: PathLike, files: Dict[str, Union[str, bytes]], force: b
     try:
         kind = existing_kind(d)
         if kind is not None and not d.is_dir():
-            raise UsageError(f"{flag} {d}: exists and is not a folder")
+            raise UsageError(f"{flag} {d}: exists and is not a directory")
         d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"{flag} {d}: cannot create the folder: {_reason(exc)}") from None

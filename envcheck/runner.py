@@ -317,8 +317,12 @@ class Stream:
     LINE, EOF, TIMEOUT = "line", "eof", "timeout"
 
     def __init__(self, argv: Tuple[str, ...], proc: Optional[subprocess.Popen[bytes]],
-                 error: Optional[str] = None, max_output: int = OUTPUT_CAP):
+                 error: Optional[str] = None, max_output: int = OUTPUT_CAP, token: Optional[str] = None):
         self.argv = argv
+        self._token = token
+        self._seen: Dict[int, int] = {}  # descendants seen while the child ran (pid → start time)
+        self._tracking = threading.Event()
+        self.left_behind = 0  # processes killed at the end that the child had left running
         self._proc = proc
         self._error = error
         self._start = time.monotonic()
@@ -332,7 +336,10 @@ class Stream:
         self._killed_after: Optional[float] = None
         self._threads = []
         if proc is not None:
-            for target in (self._pump_stdout, self._pump_stderr):
+            targets = [self._pump_stdout, self._pump_stderr]
+            if os.path.isdir("/proc/self"):
+                targets.append(self._track)
+            for target in targets:
                 t = threading.Thread(target=target, daemon=True)
                 t.start()
                 self._threads.append(t)
@@ -356,6 +363,18 @@ class Stream:
         finally:
             self._lines.put(None)
             _close(pipe)
+
+    def _track(self) -> None:
+        """Record the child's descendants while it runs, so one that leaves its group and
+        session — and clears its environment — is still known by its parentage at the end."""
+        assert self._proc is not None
+        while not self._tracking.wait(_TRACK_EVERY):
+            try:
+                self._seen.update(descendants(self._proc.pid, self._token, None))
+            except Exception:  # noqa: BLE001 - a process table read racing with exits
+                pass
+            if self._proc.poll() is not None:
+                break
 
     def _pump_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -466,7 +485,10 @@ class Stream:
         _join(self._threads, _DRAIN)
         if any(t.is_alive() for t in self._threads):
             _kill_group(self._proc)  # a child left behind holds the pipes
+        self._tracking.set()
         rest = self._rest(2.0)
+        # whatever the child left running — in its group or gone to a session of its own — ends here
+        self.left_behind = kill_tree(self._proc.pid, self._token, self._seen)
         rc = self._proc.returncode
         seconds = time.monotonic() - self._start
         error = exit_text(name, rc)
@@ -475,6 +497,112 @@ class Stream:
         elif self._killed_after is not None:
             error, rc = f"{name} timed out after {self._killed_after:g} s", None
         return Result(self.argv, rc, rest, self.stderr_since(), seconds, error)
+
+
+# -- what a child leaves behind -------------------------------------------------------------------
+#: Environment variable every :func:`start` child (and whatever it starts, unless it clears its
+#: environment) carries, with a token unique to that child: how its descendants are found even
+#: after they left its process group and session (``setsid``, a double fork, stdout to /dev/null).
+RUN_MARK = "ENVCHECK_RUN_ID"
+#: Seconds between looks at a running child's descendants (parentage is recorded while it lasts).
+_TRACK_EVERY = 0.2
+
+
+def _proc_table() -> Dict[int, Tuple[int, int, int, int]]:
+    """``pid → (ppid, pgrp, session, start time)`` of every process (Linux ``/proc``); ``{}`` elsewhere."""
+    out: Dict[int, Tuple[int, int, int, int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for n in names:
+        if not n.isdigit():
+            continue
+        try:
+            with open(f"/proc/{n}/stat", "rb") as fh:
+                raw = fh.read()
+            f = raw[raw.rindex(b")") + 2:].split()
+            out[int(n)] = (int(f[1]), int(f[2]), int(f[3]), int(f[19]))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def _marked(pid: int, token: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return token in fh.read(1 << 20)
+    except OSError:
+        return False
+
+
+def descendants(root: int, token: Optional[str], seen: Optional[Dict[int, int]] = None) -> Dict[int, int]:
+    """Processes that came from ``root``: its process group and session, everything whose parentage
+    leads to one of those, everything carrying ``RUN_MARK=token`` in its environment, and the
+    ``seen`` ones (``pid → start time``) still alive as the same process. ``pid → start time``;
+    never this process."""
+    table = _proc_table()
+    me = os.getpid()
+    mark = f"{RUN_MARK}={token}\0".encode() if token else b""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    found: Dict[int, int] = {}
+    for pid, (ppid, pgrp, sid, st) in table.items():
+        if pid == me:
+            continue
+        if pid == root or pgrp == root or sid == root:
+            found[pid] = st
+        elif seen and seen.get(pid) == st:
+            found[pid] = st
+        elif mark and (uid is None or _owner(pid) == uid) and _marked(pid, mark):
+            found[pid] = st
+    grew = True
+    while grew:  # parentage: children of anything found
+        grew = False
+        for pid, (ppid, _, _, st) in table.items():
+            if pid not in found and ppid in found and pid != me:
+                found[pid] = st
+                grew = True
+    return found
+
+
+def _owner(pid: int) -> Optional[int]:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def kill_tree(root: int, token: Optional[str], seen: Optional[Dict[int, int]] = None) -> int:
+    """SIGKILL every process :func:`descendants` finds (stopped first, so none forks away while
+    the others die); repeated until none is left. Returns how many were killed."""
+    if os.name != "posix":  # pragma: no cover - Windows
+        return 0
+    killed: Dict[int, int] = {}
+    for _ in range(5):
+        found = {p: st for p, st in descendants(root, token, {**(seen or {}), **killed}).items()
+                 if _alive_as(p, st)}
+        if not found:
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in found:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+        killed.update(found)
+        time.sleep(0.02)
+    return len(killed)
+
+
+def _alive_as(pid: int, start: int) -> bool:
+    """``pid`` is alive (not a zombie) and is the process that started at ``start``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+        f = raw[raw.rindex(b")") + 2:].split()
+        return f[0] != b"Z" and int(f[19]) == start
+    except (OSError, ValueError, IndexError):
+        return False
 
 
 def start(
@@ -488,8 +616,13 @@ def start(
     process group, stdin closed. A program that is missing or cannot start gives a Stream that is
     already at EOF and whose :meth:`Stream.finish` says why. Always call ``finish()``.
     """
+    import secrets
+
     argv = tuple(str(a) for a in argv)
-    proc, error = _spawn(argv, env, cwd, stdin_pipe=False)
+    token = secrets.token_hex(8)
+    child_env = dict(env if env is not None else os.environ)
+    child_env[RUN_MARK] = token
+    proc, error = _spawn(argv, child_env, cwd, stdin_pipe=False)
     if proc is None:
         return Stream(argv, None, error)
-    return Stream(argv, proc)
+    return Stream(argv, proc, token=token)

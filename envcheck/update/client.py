@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -95,7 +95,8 @@ class IndexClient:
             raise_on_status=False, respect_retry_after_header=True,
         )
 
-        adapter = HTTPAdapter(max_retries=retry)
+        self._open: "set" = set()  # connections in use, so a deadline can cut them
+        adapter = _TrackingAdapter(self._open, max_retries=retry)
         self.session.mount("https://", adapter)
         self.session.mount("http://", adapter)
 
@@ -117,7 +118,11 @@ class IndexClient:
         """
         resp, body = self._get(url)
         ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        text = body.decode(resp.encoding or "utf-8", errors="replace")
+        try:
+            text = body.decode(resp.encoding or "utf-8", errors="replace")
+        except (LookupError, TypeError):
+            raise IndexFetchError(f"{url}: unknown character set {str(resp.encoding)[:40]!r} in the "
+                                  "Content-Type header (a simple index page is UTF-8)") from None
         try:
             if ctype == JSON_TYPE:
                 kind, links = "json", parse_json(text, resp.url)
@@ -135,7 +140,40 @@ class IndexClient:
     def _read_body(self, url: str, resp: requests.Response) -> bytes:
         return _read_body_with_deadline(self, url, resp)
 
+    @property
+    def deadline(self) -> float:
+        """Seconds one page may take in all, from connecting to its last byte (retries included)."""
+        return self.timeout * 4 * (self.retries + 1) + MAX_RETRY_AFTER * self.retries
+
     def _get(self, url: str) -> Tuple[requests.Response, bytes]:
+        import threading
+
+        limit = self.deadline
+        expired = threading.Event()
+
+        def expire() -> None:  # cut every connection of this client: the blocked read fails at once
+            expired.set()
+            for conn in list(self._open):
+                _cut(conn)
+
+        timer = threading.Timer(limit, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            got = self._get_once(url, expired, limit)
+            if expired.is_set():  # cut mid-way: what arrived is not the page
+                got[0].close()
+                raise IndexFetchError(url)
+            return got
+        except IndexFetchError:
+            if expired.is_set():
+                raise IndexFetchError(f"{url}: the page did not arrive within {limit:g} s from connecting "
+                                      "(the server sends too slowly)") from None
+            raise
+        finally:
+            timer.cancel()
+
+    def _get_once(self, url: str, expired: Any, limit: float) -> Tuple[requests.Response, bytes]:
         tries = f" (after {self.retries} retr{'y' if self.retries == 1 else 'ies'})" if self.retries else ""
         try:
             resp = self.session.get(url, timeout=self.timeout, stream=True)
@@ -164,6 +202,56 @@ class IndexClient:
             raise IndexFetchError(f"{url}: cannot connect{tries}: {_reason(exc)}") from None
         except requests.exceptions.RequestException as exc:
             raise IndexFetchError(f"{url}: {_reason(exc)}") from None
+        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
+            # a TLS alert or reset in the middle of a body, a connection cut by the deadline
+            what = "TLS error" if "ssl" in type(exc).__module__.lower() or "SSL" in type(exc).__name__ else "connection failed"
+            raise IndexFetchError(f"{url}: {what}: {_reason(exc) or type(exc).__name__}") from None
+
+
+def _cut(conn: Any) -> None:
+    import socket
+
+    sock = getattr(conn, "sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class _TrackingAdapter(HTTPAdapter):
+    """requests' adapter whose connections register themselves in ``open`` while they live, so the
+    client's one deadline (connect → last byte) can cut a server that trickles its headers."""
+
+    def __init__(self, open_set: "set", **kw: Any) -> None:
+        self._open_set = open_set
+        super().__init__(**kw)
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        from urllib3.connection import HTTPConnection, HTTPSConnection
+        from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+        super().init_poolmanager(*args, **kwargs)
+        registry = self._open_set
+
+        def tracked(base: Any) -> Any:
+            class Tracked(base):  # type: ignore[misc, valid-type]
+                def connect(self) -> None:
+                    registry.add(self)
+                    super().connect()
+
+                def close(self) -> None:
+                    registry.discard(self)
+                    super().close()
+            return Tracked
+
+        class Http(HTTPConnectionPool):
+            ConnectionCls = tracked(HTTPConnection)
+
+        class Https(HTTPSConnectionPool):
+            ConnectionCls = tracked(HTTPSConnection)
+
+        self.poolmanager.pool_classes_by_scheme = {"http": Http, "https": Https}
 
 
 def _read_body_with_deadline(client: IndexClient, url: str, resp: requests.Response) -> bytes:

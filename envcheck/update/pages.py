@@ -111,6 +111,8 @@ def parse_json(text: str, page_url: str) -> List[Link]:
         doc: Any = json.loads(text)
     except ValueError as exc:
         raise PageError(f"not valid JSON ({exc}); truncated or not a PEP 691 page") from None
+    except RecursionError:
+        raise PageError("JSON nested too deeply to be a PEP 691 page") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
         raise PageError("JSON without a 'files' list: not a PEP 691 project page")
     api = str((doc.get("meta") or {}).get("api-version", ""))

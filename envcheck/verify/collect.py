@@ -77,11 +77,20 @@ def collect(
 
 
 class _Worker:
-    """What one worker said so far."""
+    """What one worker said so far, and the clock this side keeps for it.
 
-    def __init__(self) -> None:
+    The parent owns the clock: ``deadline`` is set when a check becomes due (the worker started, or
+    the previous check's result came) and is never moved by anything the worker prints — a line
+    every second cannot keep a hung check alive. Only the protocol lines due next are accepted, in
+    order: one ``hello``, then for each check ``start`` (the next one asked for) and its
+    ``result``, then ``done``; anything else on the result channel ends the worker
+    (:func:`_violation`)."""
+
+    def __init__(self, first_limit: float) -> None:
         self.current: Optional[str] = None
         self.began = time.monotonic()
+        self.deadline = self.began + first_limit
+        self.limit = first_limit
         self.mark = 0
         self.said_hello = self.started = False
         self.finished = 0
@@ -94,15 +103,13 @@ def _one_worker(python: str, remaining: List[str], timeout: float, start: Callab
     it); a worker that cannot run the collector at all leaves ``data["collector"]["error"]``."""
     argv = [python, str(COLLECTOR), "--checks", ",".join(remaining), "--timeout", f"{timeout:g}"]
     stream = start(argv, env=env)
-    w = _Worker()
+    # until its first probe starts, a worker is starting Python and importing torch
+    w = _Worker(probe_timeout("import_torch", timeout))
     while True:
-        # until its first probe starts, a worker is starting Python and importing torch
-        name = w.current or (remaining[0] if remaining and w.started else "import_torch")
-        limit = probe_timeout(name, timeout)
-        left = w.began + limit - time.monotonic()
+        left = w.deadline - time.monotonic()
         kind, line = stream.readline(max(0.0, left)) if left > 0 else (runner.Stream.TIMEOUT, "")
         if kind == runner.Stream.TIMEOUT:
-            _timed_out(stream, w, limit, python, remaining, data, progress)
+            _timed_out(stream, w, w.limit, python, remaining, data, progress)
             return
         if kind == runner.Stream.EOF:
             _ended(stream, w, python, remaining, data, progress)
@@ -111,7 +118,7 @@ def _one_worker(python: str, remaining: List[str], timeout: float, start: Callab
         if event is None:
             w.stray = w.stray or line.strip()[:200] or None
             continue
-        if _handle(event, stream, w, remaining, data, progress):
+        if _handle(event, stream, w, remaining, data, progress, timeout):
             return
 
 
@@ -124,11 +131,18 @@ def _event(line: str) -> Optional[Dict[str, Any]]:
     return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None
 
 
+def _due(w: _Worker, limit: float) -> None:
+    w.began = time.monotonic()
+    w.limit = limit
+    w.deadline = w.began + limit
+
+
 def _handle(event: Dict[str, Any], stream: runner.Stream, w: _Worker, remaining: List[str], data: Dict[str, Any],
-            progress: Optional[Progress]) -> bool:
-    """Act on one protocol event; True when the worker is done."""
+            progress: Optional[Progress], timeout: float = 60.0) -> bool:
+    """Act on one protocol event; True when the worker is done (it ended, or broke the protocol)."""
     kind = event["event"]
-    if kind == "hello":
+    check = event.get("check")
+    if kind == "hello" and not w.said_hello:
         w.said_hello = True
         for key in ("python", "platform", "env", "packages"):
             value = event.get(key)
@@ -137,32 +151,61 @@ def _handle(event: Dict[str, Any], stream: runner.Stream, w: _Worker, remaining:
                 _note(data, f"the worker's {key} facts were left out ({key}{problem[0]}: {problem[1]})")
             elif value is not None:
                 data.setdefault(key, value)
-        w.began = time.monotonic()
-    elif kind == "start" and event.get("check") in remaining and w.said_hello:
+        # the first check may wait for torch's import (a fresh worker imports it up front)
+        first = remaining[0] if remaining else "import_torch"
+        _due(w, probe_timeout("import_torch", timeout)
+             + (probe_timeout(first, timeout) if first != "import_torch" else 0.0))
+    elif kind == "start" and w.said_hello and w.current is None and remaining and check == remaining[0]:
         w.started = True
-        w.current = event["check"]
-        w.began = time.monotonic()
+        w.current = check
         w.mark = stream.stderr_size()
+        _due(w, probe_timeout(check, timeout))  # the check's own budget, from its start
         if progress:
             progress(str(w.current), None)
-    elif kind == "result" and event.get("check") in remaining and w.said_hello:
-        name = str(event["check"])
+    elif kind == "result" and w.said_hello and w.current is not None and check == w.current:
+        name = str(check)
         run = {k: v for k, v in event.items() if k not in ("event", "check")}
         problem = run_problem(name, run)
         if problem:
-            run = {"outcome": "error", "seconds": 0.0,
+            run = {"outcome": "error", "seconds": round(time.monotonic() - w.began, 3),
                    "error": {"type": "MalformedResult",
                              "message": f"the collector's result was malformed: {name}{problem[0]}: {problem[1]}"}}
         data["runs"][name] = run
         w.current = None
-        w.began = time.monotonic()
         w.finished += 1
         _done(remaining, name, data["runs"], progress)
+        if remaining:
+            _due(w, probe_timeout(remaining[0], timeout) + 5.0)  # the next start is due at once
     elif kind == "done" and w.said_hello:
         _ended(stream, w, data["collector"]["python"], remaining, data, progress,
                early="the worker said it was done before this check's result")
         return True
+    else:
+        _violation(event, stream, w, remaining, data, progress)
+        return True
     return False
+
+
+def _violation(event: Dict[str, Any], stream: runner.Stream, w: _Worker, remaining: List[str],
+               data: Dict[str, Any], progress: Optional[Progress]) -> None:
+    """A protocol line that was not due (a second ``hello``, a ``start`` out of order, a result for
+    a check that is not running): something in the target — not the collector — writes to the
+    result channel. The worker is ended; the check it was in (or the next) fails with what came."""
+    stream.kill(after=0.0)
+    res = stream.finish()
+    what = ascii(json.dumps(event)[:160])
+    victim = w.current or (remaining[0] if remaining else None)
+    if not w.said_hello or victim is None:
+        data["collector"]["error"] = (f"{data['collector']['python']}: the worker broke envcheck's collector "
+                                      f"protocol: {what}")
+        return
+    data["runs"][victim] = {"outcome": "error", "seconds": round(time.monotonic() - w.began, 3),
+                            "error": {"type": "ProtocolViolation",
+                                      "message": f"a line on the result channel that was not due: {what} — "
+                                                 "something in the environment writes to the collector's "
+                                                 "channel; this check's result cannot be trusted"},
+                            "stderr": res.stderr[w.mark:][-STDERR_KEEP:]}
+    _done(remaining, victim, data["runs"], progress)
 
 
 def _timed_out(stream: runner.Stream, w: _Worker, limit: float, python: str, remaining: List[str],

@@ -256,6 +256,19 @@ def _terminal_safe(value: Any) -> Any:
 
 _ERROR = {"type": "str", "message": "str", "traceback": "str"}
 
+#: ``runs.<probe>.data`` keys every ``ok`` result of that probe has (the collector always sets
+#: them): an ``ok`` without them is malformed, never a pass.
+REQUIRED_OK: Dict[str, Tuple[str, ...]] = {
+    "import_torch": ("version",),
+    "allocation": ("devices",),
+    "matmul": ("results",),
+    "stream_sync": ("results",),
+    "cudnn_conv": ("results",),
+    "torch_compile": ("results",),
+    "distributed": ("ranks",),
+    "torchvision_compat": ("nms",),
+}
+
 #: The other top-level sections.
 SECTIONS: Dict[str, Any] = {
     "python": {"version": "python", "implementation": "str", "executable": "str", "prefix": "str",
@@ -284,6 +297,13 @@ def run_problem(name: str, run: Any) -> Optional[Tuple[str, str]]:
         return ".outcome", f"expected one of {', '.join(OUTCOMES)}; got {run.get('outcome')!r}"
     if "data" in run and run["data"] is not None and not isinstance(run["data"], dict):
         return ".data", "expected an object"
+    if run.get("outcome") == "ok":  # a pass must carry what the check measured, not an empty object
+        data = run.get("data")
+        if not isinstance(data, dict) or not data:
+            return ".data", "missing: an \"ok\" result must carry the check's data"
+        missing = [k for k in REQUIRED_OK.get(name, ()) if data.get(k) is None]
+        if missing:
+            return f".data.{missing[0]}", "missing: an \"ok\" result must carry the check's data"
     return shape_problem(run, RUN) or shape_problem(run.get("data"), PROBE_DATA.get(name, {}), ".data")
 
 
