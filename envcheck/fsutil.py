@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Union
+from typing import Iterator, List, Mapping, Optional, Union
 
 from envcheck.errors import OutputExistsError, UsageError
 
@@ -399,7 +399,7 @@ def _recover_locked(d: Path) -> None:
             _unlink(p)  # a temporary file of a writer that was killed (the target is intact)
 
 
-def write_set(directory: PathLike, files: Dict[str, Union[str, bytes]], force: bool = False,
+def write_set(directory: PathLike, files: Mapping[str, Union[str, bytes]], force: bool = False,
               flag: str = "-o", _hook=None) -> List[Path]:
     """Write every ``name → text`` into ``directory`` (created if needed), all or nothing.
 
@@ -437,7 +437,7 @@ def write_set(directory: PathLike, files: Dict[str, Union[str, bytes]], force: b
     return targets
 
 
-def _commit(d: Path, files: Dict[str, Union[str, bytes]], force: bool, flag: str, hook) -> None:
+def _commit(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: str, hook) -> None:
     txn = Path(tempfile.mkdtemp(prefix=TXN_PREFIX, dir=str(d)))
     finished = False
     try:

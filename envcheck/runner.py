@@ -546,14 +546,11 @@ def descendants(root: int, token: Optional[str], seen: Optional[Dict[int, int]] 
     mark = f"{RUN_MARK}={token}\0".encode() if token else b""
     uid = os.getuid() if hasattr(os, "getuid") else None
     found: Dict[int, int] = {}
-    for pid, (ppid, pgrp, sid, st) in table.items():
+    for pid, (_ppid, pgrp, sid, st) in table.items():
         if pid == me:
             continue
-        if pid == root or pgrp == root or sid == root:
-            found[pid] = st
-        elif seen and seen.get(pid) == st:
-            found[pid] = st
-        elif mark and (uid is None or _owner(pid) == uid) and _marked(pid, mark):
+        ours = pid == root or pgrp == root or sid == root or bool(seen and seen.get(pid) == st)
+        if ours or (mark and (uid is None or _owner(pid) == uid) and _marked(pid, mark)):
             found[pid] = st
     grew = True
     while grew:  # parentage: children of anything found

@@ -60,7 +60,7 @@ def machine_from_dict(data: JSON, path: object = "<machine>", prefix: str = "mac
                 raise fail(k, "expected a table of strings")
             for kk, vv in v.items():
                 _text(kk, fail, f"{k}.<key>", 64)
-                _text(vv, fail, f"{k}.{kk}", 1000)
+                _text(str(vv), fail, f"{k}.{kk}", 1000)
             kw[k] = dict(v)
         elif k == "docker":
             if not isinstance(v, dict):

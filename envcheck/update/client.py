@@ -95,7 +95,7 @@ class IndexClient:
             raise_on_status=False, respect_retry_after_header=True,
         )
 
-        self._open: "set" = set()  # connections in use, so a deadline can cut them
+        self._open: set = set()  # connections in use, so a deadline can cut them
         adapter = _TrackingAdapter(self._open, max_retries=retry)
         self.session.mount("https://", adapter)
         self.session.mount("http://", adapter)
@@ -223,7 +223,7 @@ class _TrackingAdapter(HTTPAdapter):
     """requests' adapter whose connections register themselves in ``open`` while they live, so the
     client's one deadline (connect → last byte) can cut a server that trickles its headers."""
 
-    def __init__(self, open_set: "set", **kw: Any) -> None:
+    def __init__(self, open_set: set, **kw: Any) -> None:
         self._open_set = open_set
         super().__init__(**kw)
 

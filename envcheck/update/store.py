@@ -16,7 +16,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from packaging.version import Version
 
 from envcheck import fsutil
-from envcheck.errors import IndexFetchError, UsageError
+from envcheck.errors import IndexFetchError
 from envcheck.matrix.model import IndexUpdate, IndexWheels, vkey
 from envcheck.matrix.index.data import split_ref
 from envcheck.update.pages import Link

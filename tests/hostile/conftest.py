@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 
 #: Figures per class: vectors tried and what went wrong (tracebacks, hangs, clobbers, mixed sets,
 #: stray processes, injections) — every test asserts its "wrong" count stays 0.
-TALLY: "collections.Counter[str]" = collections.Counter()
+TALLY: collections.Counter[str] = collections.Counter()
 
 
 
