@@ -291,8 +291,9 @@ def folder_lock(directory: Path, flag: str = "-o", wait_s: float = LOCK_WAIT_S) 
         os.close(fd)
 
 
-class _Interrupted(BaseException):
-    """SIGTERM during a commit (turned into an exception so the rollback runs)."""
+class _Interrupted(KeyboardInterrupt):
+    """SIGTERM/SIGHUP during a commit, turned into an exception so the rollback runs (and the
+    command line reports it as an interruption, never a traceback)."""
 
 
 @contextlib.contextmanager
