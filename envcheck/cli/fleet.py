@@ -349,6 +349,8 @@ def run_k8s(args: argparse.Namespace) -> int:
     from envcheck.fleet.k8s import image_and_vendor
 
     lock = _load_lock(args.lock)
+    from envcheck.fsutil import read_input_text
+
     image, vendor = image_and_vendor(args.image, args.vendor, lock)
     selector = {}
     for item in args.node_selector:
@@ -358,7 +360,7 @@ def run_k8s(args: argparse.Namespace) -> int:
         selector[key] = value
     opts = K8sOptions(image=image, nodes=args.nodes, name=args.name, namespace=args.namespace,
                       vendor=vendor, gpus_per_node=args.gpus_per_node, tier=args.tier, pvc=args.pvc,
-                      shm=args.shm, lock_text=args.lock.read_text(encoding="utf-8") if lock is not None else None,
+                      shm=args.shm, lock_text=read_input_text(args.lock, "--lock") if lock is not None else None,
                       node_selector=selector or None)
     sys.stdout.write(manifest(opts))
     return 0

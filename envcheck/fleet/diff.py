@@ -35,9 +35,10 @@ def load_side(text: str) -> Side:
     p = Path(text)
     if p.is_file():
         try:
-            with open(p, "rb") as fh:
-                doc = json.load(fh)
-        except (OSError, ValueError, RecursionError):
+            from envcheck.fsutil import read_input
+
+            doc = json.loads(read_input(p))
+        except (OSError, ValueError, RecursionError, UsageError):
             doc = None
         if isinstance(doc, dict) and doc.get("kind") == FLEET_KIND:
             if not isinstance(doc.get("nodes"), list):

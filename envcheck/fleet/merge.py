@@ -126,13 +126,14 @@ def read_report(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
     facts, no host) is read too: the node is then named after the file."""
     from envcheck.fleet.report import KIND, SCHEMA
 
+    from envcheck.errors import UsageError
+    from envcheck.fsutil import read_input
+
     try:
-        if path.stat().st_size > MAX_REPORT_BYTES:
-            return None, f"larger than {MAX_REPORT_BYTES >> 20} MiB: not a node report"
-        with open(path, "rb") as fh:
-            doc = json.load(fh)
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
+        # a regular file, size-capped: a FIFO, /dev/zero or a device is skipped, never read forever
+        doc = json.loads(read_input(path, cap=MAX_REPORT_BYTES))
+    except UsageError as exc:
+        return None, str(exc).split(": ", 1)[-1]
     except UnicodeDecodeError:
         return None, "not UTF-8 text"
     except json.JSONDecodeError as exc:

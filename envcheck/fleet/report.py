@@ -97,8 +97,11 @@ def lock_digest(path: Optional[Path]) -> Optional[Dict[str, str]]:
     if not path:
         return None
     try:
-        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
+        from envcheck.errors import UsageError
+        from envcheck.fsutil import read_input
+
+        digest = hashlib.sha256(read_input(path)).hexdigest()
+    except (OSError, UsageError):
         return {"path": str(path), "sha256": ""}
     return {"path": str(path), "sha256": digest}
 
@@ -178,8 +181,11 @@ def saved_host(path: Path) -> Optional[Dict[str, Any]]:
     import json
 
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        from envcheck.errors import UsageError
+        from envcheck.fsutil import read_input
+
+        doc = json.loads(read_input(path))
+    except (OSError, ValueError, RecursionError, UsageError):
         return None
     host = doc.get("host") if isinstance(doc, dict) and doc.get("kind") == KIND else None
     return dict(host) if isinstance(host, dict) and isinstance(host.get("id"), str) else None

@@ -298,7 +298,7 @@ def _root(exc: BaseException) -> BaseException:
     seen = exc
     for _ in range(5):
         nxt = getattr(seen, "reason", None) or (seen.args[0] if seen.args and isinstance(seen.args[0], BaseException) else None)
-        if nxt is None or nxt is seen:
+        if not isinstance(nxt, BaseException) or nxt is seen:  # ssl.SSLError's reason is a string
             break
         seen = nxt
     return seen
@@ -312,7 +312,7 @@ def _reason(exc: BaseException) -> str:
     if m:
         return m.group(0)
     m = re.search(r"\[Errno -?\d+\] [^'\"\)]+|Connection refused|Name or service not known", text)
-    return (m.group(0) if m else text)[:300]
+    return " ".join((m.group(0) if m else text).split())[:300]
 
 
 def page_urls(index: str, package: str, subindexes: Optional[List[str]] = None) -> List[str]:
