@@ -60,15 +60,20 @@ def read_input(path: PathLike, flag: str = "", cap: int = INPUT_CAP, stdin_ok: b
     where = f"{flag} {os.fsdecode(path)}".strip() if flag else os.fsdecode(path)
     if stdin_ok and os.fsdecode(path) == "-":
         stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:
-            data = (sys.stdin.read(cap + 1) or "").encode("utf-8", "replace") if sys.stdin else b""
-        else:
-            data = _read_capped(stream, cap)
+        try:
+            if stream is None:
+                data = (sys.stdin.read(cap + 1) or "").encode("utf-8", "replace") if sys.stdin else b""
+            else:
+                data = _read_capped(stream, cap)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{where}: cannot read standard input: {exc}") from None
         if len(data) > cap:
             raise UsageError(f"{where}: standard input is larger than {cap} bytes; give the part that matters")
         return data
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except ValueError:
+        raise UsageError(f"{ascii(where)[:120]}: a path cannot hold a NUL byte") from None
     except OSError as exc:
         raise UsageError(f"{where}: cannot read: {_reason(exc)}") from None
     try:
@@ -177,6 +182,8 @@ def check_target(path: PathLike, force: bool, flag: str = "-o") -> Path:
             break
     except OSError as exc:
         raise UsageError(f"{flag} {path}: {_reason(exc)}") from None
+    except ValueError:
+        raise UsageError(f"{flag} {ascii(str(path))[:120]}: a path cannot hold a NUL byte") from None
     if kind is not None and kind != "file":
         raise UsageError(f"{flag} {path}: refusing to replace {kind}, not a regular file (even with --force); "
                          "give a file name")

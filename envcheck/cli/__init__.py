@@ -31,6 +31,13 @@ envcheck makes PyTorch environments right the first time, and proves they work.
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with a short message (never a traceback) on bad usage."""
 
+    def _get_values(self, action: argparse.Action, arg_strings: List[str]) -> Any:
+        # `--timeout=--` / `-o=--`: argparse drops the "--" and hands the command an empty list
+        # instead of a value; keep it as the value, so the flag's own type and checks judge it
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            return self._get_value(action, "--")
+        return super()._get_values(action, arg_strings)
+
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"envcheck: error: {message}\n")
@@ -132,6 +139,48 @@ def _silence_stdout() -> None:
         pass
 
 
+#: Longest file name component and path the kernel takes (Linux NAME_MAX / PATH_MAX, in bytes).
+NAME_MAX, PATH_MAX = 255, 4096
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Every path flag (``type=Path``) is checked before a command runs: no NUL byte, no component
+    longer than NAME_MAX, not longer than PATH_MAX — bad input, exit 2, one line.
+
+    Raises:
+        UsageError: naming the flag's value.
+    """
+    from pathlib import PurePath
+
+    from envcheck.errors import UsageError
+
+    for name, value in vars(args).items():
+        for v in value if isinstance(value, list) else [value]:
+            if not isinstance(v, PurePath):
+                continue
+            raw = os.fsencode(v)
+            flag = "--" + name.replace("_", "-")
+            shown = ascii(str(v))[:80]
+            if b"\0" in raw:
+                raise UsageError(f"{flag} {shown}: a path cannot hold a NUL byte")
+            if len(raw) > PATH_MAX or any(len(part) > NAME_MAX for part in raw.split(b"/")):
+                raise UsageError(f"{flag} {shown}…: a path, or a name in it, is longer than the system allows "
+                                 f"({NAME_MAX} bytes a name, {PATH_MAX} a path)")
+
+
+def _path_problem(exc: BaseException) -> Optional[str]:
+    """A one-line message for the OS errors a hostile path gives (a name longer than NAME_MAX, a NUL
+    byte, a loop of links) wherever it is used; ``None`` for any other error (a bug: re-raised)."""
+    import errno
+
+    if isinstance(exc, ValueError) and "null byte" in str(exc):
+        return "a path cannot hold a NUL byte"
+    if isinstance(exc, OSError) and exc.errno in (errno.ENAMETOOLONG, errno.ELOOP):
+        name = ascii(str(exc.filename))[:80] if exc.filename is not None else "a path"
+        return f"{name}: {exc.strerror}"
+    return None
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run envcheck; returns the exit code.
 
@@ -147,6 +196,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.print_help()
         return 2
     try:
+        _check_paths(args)
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # a write error shows here, not as a traceback at exit
         return code
@@ -158,6 +208,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("envcheck: interrupted\n")
         return 130
+    except (OSError, ValueError) as exc:
+        why = _path_problem(exc)
+        if why is None:
+            raise
+        sys.stderr.write(f"envcheck: error: {why}\n")
+        return 2
     except BrokenPipeError:
         _silence_stdout()
         return int(getattr(args, "exit_code", 0) or 0)

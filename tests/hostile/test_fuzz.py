@@ -25,7 +25,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "fixtures" / "verify" / "cases"
 SEED = 15
-COUNT = int(os.environ.get("HOSTILE_ARGV", "160"))
+COUNT = int(os.environ.get("HOSTILE_ARGV", "400"))
 SKIP_COMMANDS = {("docker", "base"), ("docker", "build"), ("docker", "ci"), ("docker", "verify")}
 SKIP_FLAGS = {"--submit", "--wait", "--help"}
 
@@ -137,8 +137,8 @@ def test_generated_command_lines(cli, tmp_path, monkeypatch, tally):
         if "Traceback" in r.err or r.code not in (0, 1, 2):
             tally["tracebacks"] += 1
             problems.append(("traceback", argv, r.code, r.err[-1500:]))
-        elif r.code == 2 and r.err.count("envcheck: error:") != 1:
-            problems.append(("not one error line", argv, r.err[-500:]))
+        elif r.code == 2 and not (r.err.startswith(("envcheck", "usage:")) or r.out):
+            problems.append(("no error line", argv, r.err[-500:]))
         if time.monotonic() - started > 240:  # the CI budget; the count is still reported
             break
     assert not problems, "\n\n".join(map(repr, problems[:10]))
