@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from envcheck import runner
 from envcheck.verify.facts import SCHEMA, Facts, run_problem, section_problem
@@ -95,6 +95,7 @@ class _Worker:
         self.said_hello = self.started = False
         self.finished = 0
         self.stray: Optional[str] = None  # the first line that was not the collector's protocol
+        self.unknown: Set[str] = set()  # checks the worker's collector said it does not know
 
 
 def _one_worker(python: str, remaining: List[str], timeout: float, start: Callable[..., runner.Stream],
@@ -131,6 +132,12 @@ def _event(line: str) -> Optional[Dict[str, Any]]:
     return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None
 
 
+def _next_due(remaining: List[str], w: _Worker) -> Optional[str]:
+    """The check whose ``start`` may come next: the first left that the worker did not say it
+    does not know (its hello's ``unknown``)."""
+    return next((n for n in remaining if n not in w.unknown), None)
+
+
 def _due(w: _Worker, limit: float) -> None:
     w.began = time.monotonic()
     w.limit = limit
@@ -144,6 +151,8 @@ def _handle(event: Dict[str, Any], stream: runner.Stream, w: _Worker, remaining:
     check = event.get("check")
     if kind == "hello" and not w.said_hello:
         w.said_hello = True
+        skipped = event.get("unknown")
+        w.unknown = {str(x) for x in skipped} if isinstance(skipped, list) else set()
         for key in ("python", "platform", "env", "packages"):
             value = event.get(key)
             problem = section_problem(key, value)
@@ -155,11 +164,11 @@ def _handle(event: Dict[str, Any], stream: runner.Stream, w: _Worker, remaining:
         first = remaining[0] if remaining else "import_torch"
         _due(w, probe_timeout("import_torch", timeout)
              + (probe_timeout(first, timeout) if first != "import_torch" else 0.0))
-    elif kind == "start" and w.said_hello and w.current is None and remaining and check == remaining[0]:
+    elif kind == "start" and w.said_hello and w.current is None and check == _next_due(remaining, w):
         w.started = True
         w.current = check
         w.mark = stream.stderr_size()
-        _due(w, probe_timeout(check, timeout))  # the check's own budget, from its start
+        _due(w, probe_timeout(str(check), timeout))  # the check's own budget, from its start
         if progress:
             progress(str(w.current), None)
     elif kind == "result" and w.said_hello and w.current is not None and check == w.current:
