@@ -208,12 +208,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("envcheck: interrupted\n")
         return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return int(getattr(args, "exit_code", 0) or 0)
     except (OSError, ValueError) as exc:
         why = _path_problem(exc)
         if why is None:
             raise
         sys.stderr.write(f"envcheck: error: {why}\n")
         return 2
-    except BrokenPipeError:
-        _silence_stdout()
-        return int(getattr(args, "exit_code", 0) or 0)
