@@ -12,9 +12,11 @@ from typing import Any, Dict, List, Optional
 
 import tomli_w
 
+from envcheck.edge import check_image, comment_text, printable_line
 from envcheck.render.common import comment_block, driver_line, template, title, version
 from envcheck.render.recipe import recipe_comment
 from envcheck.resolve.plan import Plan
+
 
 def render_requirements(plan: Plan) -> str:
     """``requirements.txt``: the index option, pinned torch + companions, comments saying why.

@@ -234,8 +234,7 @@ def test_rendered_files_carry_no_foreign_line(matrix, tally, payload):
     tally["vectors.injection.escape"] += 5
     _requirements_ok(render_requirements(plan), plan)
     _yaml_ok(render_environment(plan))
-    lock = _toml_ok(render_lock(plan), {"schema", "generated", "envcheck", "request", "machine", "build", "expect",
-                                        "pip", "post_install"})
+    lock = _toml_ok(render_lock(plan), set(tomllib.loads(render_lock(base))))  # the keys a benign lock has
     assert lock["machine"]["distro_name"] == payload  # the value itself survives, as data
     _toml_ok(render_uv(plan), {"project", "tool"})
     got = docker_instructions(render_dockerfile(plan))
@@ -315,6 +314,7 @@ def test_docker_build_runs_no_foreign_line(matrix, tmp_path, tally):
         text = re.sub(r"(?m)^FROM .*$", "FROM envcheck-base:bookworm", text)
         text = re.sub(r"(?ms)^RUN command -v gcc.*?\}\n", "", text)  # needs a package mirror
         text = text.replace("RUN python -m pip install", "RUN echo").replace("# syntax=docker/dockerfile:1\n", "")
+        text = re.sub(r"(?m)^RUN .*import torch.*$", "", text)  # the recipe's verify step needs torch
         text += "\nRUN test ! -e /tmp/pwned\n"
         ctx = tmp_path / f"ctx{i}"
         ctx.mkdir()
