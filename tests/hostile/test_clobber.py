@@ -24,6 +24,9 @@ from tests.hostile.conftest import hostile
 ENVCHECK = [sys.executable, "-m", "envcheck"]
 KINDS = ["file", "fifo", "dir", "symlink", "dangling", "devnull-link"]
 
+#: real processes (envcheck, interpreters, docker, servers' clients) run here on purpose
+pytestmark = pytest.mark.subprocess
+
 
 def make(kind: str, p: Path) -> None:
     if kind == "file":
@@ -96,7 +99,7 @@ def test_ten_concurrent_plans_into_one_folder_one_wins(tmp_path, tally):
     gpus = ["A100", "RTX 4090"] * 5
     procs = [subprocess.Popen(ENVCHECK + ["plan", "--gpu", g, "-o", str(out)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for g in gpus]
-    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    results = [(p.returncode, err) for p in procs for _, err in [p.communicate(timeout=300)]]
     tally["vectors.concurrent"] += len(procs)
     codes = sorted(c for c, _ in results)
     assert codes == [0] + [2] * 9, results
@@ -113,7 +116,7 @@ def test_ten_concurrent_forced_plans_leave_one_whole_set(tmp_path, tally):
     gpus = ["A100", "RTX 4090"] * 5
     procs = [subprocess.Popen(ENVCHECK + ["plan", "--gpu", g, "-o", str(out), "--force"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for g in gpus]
-    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    results = [(p.returncode, err) for p in procs for _, err in [p.communicate(timeout=300)]]
     tally["vectors.concurrent"] += len(procs)
     assert [c for c, _ in results] == [0] * 10, results
     assert len(_gpu_of(_set(out))) == 1, "a mixed set"
@@ -140,8 +143,7 @@ def test_plan_killed_at_random_moments_leaves_a_whole_set(tmp_path, tally, sig):
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(rng.uniform(0.3, span * 1.2))
         p.send_signal(sig)
-        p.wait(timeout=120)
-        err = p.stderr.read()
+        _, err = p.communicate(timeout=120)
         # (a Ctrl-C while Python itself is still importing prints Python's own KeyboardInterrupt)
         assert "Traceback" not in err or (sig == signal.SIGINT and "KeyboardInterrupt" in err), err
         from envcheck.fsutil import recover
@@ -177,7 +179,7 @@ def test_a_set_commit_killed_inside_its_window_is_all_or_nothing(tmp_path_factor
                          cwd=str(Path(__file__).resolve().parents[2]))
     time.sleep(delay)
     p.send_signal(sig)
-    p.wait(timeout=60)
+    p.communicate(timeout=60)
     recover(d)
     tally["vectors.kill.set"] += 1
     tags = {p.read_text().split()[0] for p in d.glob("f*.txt")}
@@ -221,8 +223,7 @@ def test_matrix_update_killed_at_random_moments_is_all_or_nothing(tmp_path, tall
             p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             time.sleep(rng.uniform(0.2, span * 1.3))
             p.send_signal(rng.choice([signal.SIGKILL, signal.SIGTERM, signal.SIGINT]))
-            p.wait(timeout=120)
-            err = p.stderr.read()
+            _, err = p.communicate(timeout=120)
             assert "Traceback" not in err or "KeyboardInterrupt" in err, err
             from envcheck.matrix import load_matrix
 

@@ -69,6 +69,9 @@ time.sleep(1000)
 """,
 }
 
+#: real processes (envcheck, interpreters, docker, servers' clients) run here on purpose
+pytestmark = pytest.mark.subprocess
+
 
 def standin(tmp_path: Path, body: str) -> Path:
     site = tmp_path / "site"

@@ -29,6 +29,9 @@ COUNT = int(os.environ.get("HOSTILE_ARGV", "400"))
 SKIP_COMMANDS = {("docker", "base"), ("docker", "build"), ("docker", "ci"), ("docker", "verify")}
 SKIP_FLAGS = {"--submit", "--wait", "--help"}
 
+#: real processes (envcheck, interpreters, docker, servers' clients) run here on purpose
+pytestmark = pytest.mark.subprocess
+
 
 def commands():
     """``[(path, positionals, [(flag, takes_value)])]`` from the real parser."""

@@ -47,6 +47,9 @@ payloads = st.builds(
     st.text(max_size=6),
 )
 
+#: real processes (envcheck, interpreters, docker, servers' clients) run here on purpose
+pytestmark = pytest.mark.subprocess
+
 
 # -- 1. the edge ---------------------------------------------------------------------------------
 def _toml_str(s: str) -> str:
