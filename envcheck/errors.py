@@ -108,6 +108,7 @@ EXTRAS = {
     "docker": ("docker", "`envcheck docker` (build and verify images)"),
     "update": ("requests", "`envcheck matrix update` (reading wheel indexes)"),
     "junit": ("junitparser", "JUnit XML reports (--junit)"),
+    "completion": ("argcomplete", "`envcheck completion` (shell completion scripts)"),
 }
 
 

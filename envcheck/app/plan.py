@@ -56,6 +56,7 @@ class PlanRequest:
     mirrors: Sequence[str] = ()
     hashes: bool = False
     matrices: Optional[Path] = None
+    without: Sequence[str] = ()
 
 
 @dataclass
@@ -133,6 +134,7 @@ def check_request(request: Request, matrix: Matrix) -> None:
     if request.nightly:  # planned from the nightly index with the nearest release's facts
         return
     if request.torch is not None and not any(request.torch.contains(v, prereleases=True) for v in versions):
+        newer_than_known(request, matrix)
         raise UsageError(f"--torch {request.torch_text}: no torch release on record matches (envcheck knows "
                          f"{versions[-1]} … {versions[0]}; `envcheck matrix show` lists them)")
     family = {"auto", "cpu", "cuda", "rocm", "xpu", "mps"}
@@ -141,6 +143,93 @@ def check_request(request: Request, matrix: Matrix) -> None:
     if want not in family and not any(v == want or v.startswith(want + ".") for v in variants):
         known = sorted(v for v in variants if v.startswith(("cu", "rocm")))
         raise UsageError(f"--backend {want}: no build on record has that variant; known: " + ", ".join(known))
+
+
+def newer_than_known(request: Request, matrix: Matrix) -> None:
+    """A --torch that names a release newer than the newest on record is said as such (the data is
+    older than the release), not as "no release matches".
+
+    Raises:
+        UsageError: the spec asks for a release newer than any envcheck knows (exit 2).
+    """
+    from packaging.version import InvalidVersion, Version
+
+    from envcheck.matrix.freshness import data_date, newest_release
+
+    assert request.torch is not None
+    spec = request.torch
+    newest = newest_release(matrix)
+    parts = [int(x) for x in newest.split(".")[:3]]
+    later = [f"{parts[0]}.{parts[1]}.{parts[2] + 1}", f"{parts[0]}.{parts[1] + 1}.0", f"{parts[0] + 1}.0.0"]
+    later += [sp.version.replace(".*", ".0") for sp in spec]  # the versions the spec names
+
+    def newer(v: str) -> bool:
+        try:
+            return Version(v) > Version(newest) and spec.contains(v, prereleases=True)
+        except InvalidVersion:
+            return False
+
+    if any(newer(v) for v in later):
+        day, what = data_date(matrix)
+        raise UsageError(f"--torch {request.torch_text}: newer than any release envcheck knows (newest: "
+                         f"{newest}; data of {day.isoformat() if day else '?'}, {what}) — update envcheck "
+                         "(`pip install -U envcheck`) or its index data (`envcheck matrix update`)")
+
+
+def companions_left_out(values: Sequence[str]) -> List[str]:
+    """``--without torchaudio,torchvision`` → the package names.
+
+    Raises:
+        UsageError: a name that is not a companion (torch itself cannot be left out).
+    """
+    out: List[str] = []
+    for v in values:
+        for name in (x.strip().lower() for x in v.split(",")):
+            if not name:
+                continue
+            if name not in ("torchvision", "torchaudio"):
+                raise UsageError(f"--without {name}: only the companions can be left out (torchvision, torchaudio)")
+            out.append(name)
+    return out
+
+
+def leave_out(p: Plan, without: Sequence[str]) -> Plan:
+    """``p`` without the companions named (``--without``), said in its notes."""
+    if without:
+        p.pins = {k: v for k, v in p.pins.items() if k not in without}
+        p.hashes = {k: v for k, v in p.hashes.items() if k not in without}
+        p.notes.append("left out on request (--without): " + ", ".join(sorted(without)))
+    return p
+
+
+def extra_plans(result: PlanResult, extras: str, req: PlanRequest) -> List[Plan]:
+    """``--extras cpu,cu130``: the plan of each named backend for the same machine and --torch, from
+    the resolver (one answer everywhere).
+
+    Raises:
+        UsageError: a backend the matrix does not know, or one no build of which fits (exit 2).
+    """
+    from envcheck.resolve import Request, resolve
+    from envcheck.resolve.plan import make_plan, parse_mirrors
+
+    res, matrix = result.resolution, result.matrix
+    mirrors = parse_mirrors(list(req.mirrors))
+    without = companions_left_out(req.without)
+    out = []
+    for name in (x.strip().lower() for x in (extras or "").split(",")):
+        if not name:
+            continue
+        request = Request(torch=res.request.torch, torch_text=res.request.torch_text,
+                          backend=Request.parse_backend(name), compile=res.request.compile,
+                          prefer=res.request.prefer)
+        check_request(request, matrix)
+        p = make_plan(resolve(res.machine, request, matrix), matrix, mirrors)
+        if p is None:
+            raise UsageError(f"--extras {name}: no {name} build fits this machine and --torch "
+                             f"(`envcheck plan --backend {name} --explain` says why)")
+        p.pins = {k: v for k, v in p.pins.items() if k not in without}
+        out.append(p)
+    return out
 
 
 def plan(req: PlanRequest) -> PlanResult:
@@ -164,9 +253,11 @@ def plan(req: PlanRequest) -> PlanResult:
     )
     matrix = load_matrix(req.matrices)
     check_request(request, matrix)
+    without = companions_left_out(req.without)
     machine = build_machine(req.target, matrix)
     res = resolve(machine, request, matrix)
-    return PlanResult(matrix, res, make_plan(res, matrix, mirrors, hashes=req.hashes))
+    p = make_plan(res, matrix, mirrors, hashes=req.hashes)
+    return PlanResult(matrix, res, None if p is None else leave_out(p, without))
 
 
 def plan_json(res: Resolution, p: Optional[Plan], files: List[str]) -> JSONObject:

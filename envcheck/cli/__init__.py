@@ -11,12 +11,12 @@ import argparse
 import importlib
 import os
 import sys
+from pathlib import Path
 from typing import Any, List, NoReturn, Optional
 
-from envcheck import __version__
 from envcheck.errors import EnvcheckError
 
-COMMANDS = ["plan", "probe", "verify", "explain", "gpus", "matrix", "docker", "fleet"]
+COMMANDS = ["plan", "probe", "verify", "explain", "gpus", "matrix", "docker", "fleet", "config", "completion", "lock"]
 
 DESCRIPTION = """\
 envcheck makes PyTorch environments right the first time, and proves they work.
@@ -54,7 +54,10 @@ def build_parser(argv: Optional[List[str]] = None) -> argparse.ArgumentParser:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"envcheck {__version__}")
+    from envcheck.cli.conventions import add_common, each_parser
+
+    parser.add_argument("--version", action=_VersionAction, nargs=0,
+                        help="the version, the matrix data date and the newest torch release it knows")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         if only is not None and name != only:
@@ -67,6 +70,8 @@ def build_parser(argv: Optional[List[str]] = None) -> argparse.ArgumentParser:
                 continue
             raise
         mod.add_parser(sub)
+    for path, p in each_parser(parser):
+        add_common(p, top=not path)
     return parser
 
 
@@ -76,6 +81,16 @@ def _command_of(argv: Optional[List[str]]) -> Optional[str]:
     if not argv or argv[0] not in COMMANDS:
         return None
     return argv[0]
+
+
+class _VersionAction(argparse.Action):
+    """``envcheck --version``: loads the matrix (only then) to name its data date and newest torch."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> NoReturn:
+        from envcheck.matrix.freshness import version_line
+
+        sys.stdout.write(version_line() + "\n")
+        raise SystemExit(0)
 
 
 def _ensure_streams() -> None:
@@ -188,18 +203,43 @@ def main(argv: Optional[List[str]] = None) -> int:
     (``| head -1``) does not change the exit code. Standard output that cannot be written (a full
     disk, ``> /dev/full``) is a one-line error and exit 1.
     """
+    from envcheck.cli.conventions import color_environment, command_path, json_document, strict_exit
+    from envcheck.settings import apply_settings
+
     _ensure_streams()
-    argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # a shell asking for completions needs every command's parser; otherwise only the one run
+    parser = build_parser(None if "_ARGCOMPLETE" in os.environ else argv)
+    from envcheck.cli.completion import autocomplete
+
+    autocomplete(parser)  # a shell asking for completions: answers and exits
+    path, target = command_path(parser, argv)
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config", type=Path)
+    pre.add_argument("--no-config", action="store_true")
+    early, _ = pre.parse_known_args(argv)
+    try:
+        settings = apply_settings(target, "-".join(path), early.config, early.no_config, os.environ, Path.cwd())
+    except EnvcheckError as exc:
+        sys.stderr.write(f"envcheck: error: {exc}\n")
+        return exc.exit_code
     args = parser.parse_args(argv)
+    args.settings, args.argv, args.command_path = settings, argv, path
+    from envcheck.cli.conventions import note
+
+    if settings.file is not None:
+        note(args, f"config file: {settings.file}", level=1)
+    for dest, origin in settings.origins.items():
+        note(args, f"--{dest.replace('_', '-')} = {settings.values[dest]!r} (from {origin})", level=1)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
     try:
         _check_paths(args)
-        code = int(args.run(args) or 0)
-        sys.stdout.flush()  # a write error shows here, not as a traceback at exit
-        return code
+        with color_environment(getattr(args, "color", "auto")), json_document(args):
+            code = int(args.run(args) or 0)
+            sys.stdout.flush()  # a write error shows here, not as a traceback at exit
+        return strict_exit(args, code)
     except EnvcheckError as exc:
         if isinstance(exc, OutputError):
             _silence_stdout()  # the unwritten rest would fail again at exit

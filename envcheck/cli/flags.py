@@ -60,6 +60,8 @@ def add_plan_arguments(p: Any) -> None:
     r.add_argument("--torch", metavar="SPEC", help="torch release(s): 2.7, 2.7.1, 2.1.*, \">=2.5,<2.8\"")
     r.add_argument("--backend", default="auto", metavar="BACKEND",
                    help="auto (default), cpu, cuda, cuXYZ (cu128), rocm, rocmX.Y (rocm6.3), xpu, mps")
+    r.add_argument("--without", action="append", default=[], metavar="PKG",
+                   help="leave a companion out of the install: torchvision, torchaudio (comma list or repeat)")
     r.add_argument("--compile", action="store_true",
                    help="require torch.compile to work (reject releases whose Dynamo lacks the Python)")
     r.add_argument("--prefer", choices=("complete", "newest"), default="complete",
@@ -77,4 +79,5 @@ def plan_request(args: argparse.Namespace, hashes: bool = False) -> PlanRequest:
     return PlanRequest(target=target, torch=args.torch, backend=args.backend, compile=args.compile,
                        prefer=getattr(args, "prefer", "complete"),
                        mirrors=list(getattr(args, "mirror", None) or []), hashes=hashes,
-                       matrices=getattr(args, "matrices", None))
+                       matrices=getattr(args, "matrices", None),
+                       without=list(getattr(args, "without", None) or []))

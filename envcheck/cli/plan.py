@@ -7,7 +7,7 @@ import json
 import sys
 
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Dict, List
 
 from envcheck.app.plan import plan_json  # noqa: F401 (the `plan --json` object; tests import it from here too)
 from envcheck.cli.flags import add_matrices, add_plan_arguments, plan_request
@@ -46,8 +46,18 @@ def add_parser(sub: Any) -> None:
     o.add_argument("--format", default=None, metavar="LIST",
                    help="files to write with -o: pip (requirements.txt), conda (environment.yml), "
                         "docker (Dockerfile), lock (envcheck.lock.toml), uv (pyproject.uv.toml), script "
-                        "(install.sh, or install.ps1 for Windows: the recipe as one runnable script) or all; "
+                        "(install.sh, or install.ps1 for Windows: the recipe as one runnable script), pixi (pixi.toml), "
+                        "variants (variants.env, preview), pylock "
+                        "(pylock.toml, PEP 751: resolved by uv for the target machine, reads the index) or all; "
                         "default: pip,conda,docker,lock. Without -o, the files are printed")
+    o.add_argument("--style", choices=["full", "project"], default="full",
+                   help="requirements.txt: full (a file of its own, --index-url) or project (only the torch "
+                        "lines to add to an existing file, --extra-index-url so the rest still comes from PyPI)")
+    o.add_argument("--extras", metavar="BACKENDS", default="",
+                   help="uv: also offer these builds (cpu,cu130,rocm7.2…) as extras of one project, "
+                        "declared conflicting (`uv sync --extra cpu`)")
+    o.add_argument("--pin-python", action="store_true",
+                   help="uv: requires-python for the planned Python only (default: as wide as the build allows)")
     o.add_argument("-o", "--output", metavar="DIR", help="write the files into DIR")
     o.add_argument("--force", action="store_true", help="replace existing files in DIR")
     o.add_argument("--mirror", action="append", default=[], metavar="URL",
@@ -71,7 +81,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.app.plan import only_packages
+    from envcheck.app.plan import extra_plans, only_packages
     from envcheck.app.plan import plan as plan_use_case
     from envcheck.render import parse_formats, render
     from envcheck.render.write import write_outputs
@@ -84,14 +94,26 @@ def run(args: argparse.Namespace) -> int:
         if not args.output.strip():
             raise UsageError("-o: give a folder to write into (-o out/)")
         args.output = Path(args.output)
-    result = plan_use_case(plan_request(args, hashes=args.hashes))
+    req = plan_request(args, hashes=args.hashes)
+    result = plan_use_case(req)
     matrix, res, plan = result.matrix, result.resolution, result.plan
     if plan is not None and args.packages:
         plan = only_packages(plan, matrix, args.packages)
+    from envcheck.cli.conventions import warn
+    from envcheck.matrix.freshness import staleness
+
+    stale = staleness(matrix)
+    if stale:
+        warn(args, stale)
+    if plan is not None:  # caveats are in the output already; --strict counts them
+        args.warned = int(getattr(args, "warned", 0) or 0) + len(plan.candidate.warnings)
     args.exit_code = 0 if plan is not None else 1
     written: List[str] = []
+    options: Dict[str, Dict[str, Any]] = {"pip": {"style": args.style}}
+    if plan is not None and "uv" in formats:
+        options["uv"] = {"extra_plans": extra_plans(result, args.extras, req), "pin_python": args.pin_python}
     if plan is not None and args.output:
-        written = [str(p) for p in write_outputs(args.output, render(plan, formats), args.force)]
+        written = [str(p) for p in write_outputs(args.output, render(plan, formats, options), args.force)]
     if plan is not None and args.download is not None:
         from envcheck.download import download_plan
 
@@ -104,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(plan_json(res, plan, written), sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif plan is not None and args.format_given and not args.output:
-        files = render(plan, formats)  # --format without -o: print the files
+        files = render(plan, formats, options)  # --format without -o: print the files
         for name, text in files.items():
             if len(files) > 1:
                 sys.stdout.write(f"==> {name} <==\n")

@@ -57,8 +57,9 @@ def add_parser(sub: Any) -> None:
 
     p = sub.add_parser("verify", help=HELP, description=HELP + ".", epilog=EPILOG.format(checks=help_lines()),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--python", metavar="PATH",
-                   help="the interpreter to test (a python executable, or a venv/conda env folder); "
+    p.add_argument("--python", metavar="PYTHON",
+                   help="the interpreter to test: a path, a venv/conda env folder, a name on PATH "
+                        "(python3.11) or a version (3.11, via PATH or `uv python find`); "
                         "default: the one running envcheck")
     p.add_argument("--lock", metavar="FILE", type=Path, help="an envcheck.lock.toml from `envcheck plan`")
     p.add_argument("--checks", metavar="LIST", help=f"only these checks (comma-separated): {', '.join(CHECKS)}")
@@ -114,37 +115,15 @@ def parse_checks(text: Optional[str], flag: str) -> List[str]:
 
 
 def find_interpreter(text: Optional[str]) -> str:
-    """The interpreter to test: ``--python PATH`` (an executable, or an environment folder), else
-    this one.
+    """The interpreter to test: ``--python`` as people type it (a path, an environment folder, a
+    name on PATH, a version — :func:`envcheck.pyfind.find_python`), else this one.
 
     Raises:
-        UsageError: empty, no such file, a broken link, no interpreter in the folder, or not executable.
+        UsageError: nothing of that description exists.
     """
-    from envcheck.errors import UsageError
+    from envcheck.pyfind import find_python
 
-    if text is None:
-        return sys.executable
-    if not text.strip():
-        raise UsageError("--python '': give an interpreter (a venv's bin/python) or an environment folder")
-    p = Path(text).expanduser()
-    if p.is_dir():
-        rels = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")
-        for rel in rels:
-            if (p / rel).exists():
-                return str((p / rel).absolute())
-        broken = [rel for rel in rels if (p / rel).is_symlink()]
-        if broken:
-            raise UsageError(f"--python {text}: {broken[0]} is a broken link (to {os.readlink(str(p / broken[0]))}); "
-                             "the interpreter this environment was made from is gone — recreate the environment")
-        raise UsageError(f"--python {text}: a folder without bin/python (or python.exe) in it; give the "
-                         "interpreter itself or a venv/conda environment folder")
-    if p.is_symlink() and not p.exists():
-        raise UsageError(f"--python {text}: a broken link (to {os.readlink(str(p))})")
-    if not p.exists():
-        raise UsageError(f"--python {text}: no such interpreter")
-    if not os.access(str(p), os.X_OK):
-        raise UsageError(f"--python {text}: not executable")
-    return str(p.absolute())
+    return find_python(text)
 
 
 def selected_checks(args: argparse.Namespace) -> List[str]:
@@ -199,6 +178,17 @@ def run(args: argparse.Namespace) -> int:
             node["distributed"] = run_collectives(python, args.timeout, cuda_hint=_has_nvidia())
         facts, matrix, machine = collect_live(python, probes_for(checks), args)
         unusable(facts, args.python)
+        from envcheck.variants import installed_variant
+
+        variant = installed_variant(python, timeout=min(30.0, float(args.timeout or 30.0)))
+        if variant.get("installed"):
+            from envcheck.cli.conventions import note
+
+            label = variant.get("label")
+            note(args, f"torch {variant.get('version')}: wheel variant "
+                 + (f"{label!r} ({', '.join(variant['properties'])})" if label else
+                    "none (a plain wheel; its build is the +label)") + " [preview]")
+        return report(args, facts, lock, machine, matrix, checks, t0, extra={"variant": variant}, node=node)
     return report(args, facts, lock, machine, matrix, checks, t0, node=node)
 
 
@@ -265,6 +255,10 @@ def report(args: argparse.Namespace, facts: Any, lock: Any, machine: Any, matrix
         write_output_file(args.save_facts, json.dumps(facts.to_dict(), indent=1) + "\n",
                           getattr(args, "force", False), "--save-facts")
     args.exit_code = 1 if any(c.status == "fail" for c in results) else 0
+    from envcheck.ci import verify_results
+
+    title = facts.section("python").get("executable") or "saved facts"
+    args.warned = int(getattr(args, "warned", 0) or 0) + verify_results(results, str(title))
     if args.json:
         doc = {"checks": [c.to_dict() for c in results], "facts": facts.to_dict(), **(extra or {})}
         json.dump(doc, sys.stdout, indent=1)
@@ -283,7 +277,9 @@ def collect_live(python: str, probes: List[str], args: argparse.Namespace, start
     from envcheck.verify.collect import collect
 
     out: dict = {}
-    status = _Progress(len(probes)) if sys.stderr.isatty() and not os.environ.get("CI") else None
+    from envcheck.ci import progress_allowed
+
+    status = _Progress(len(probes)) if progress_allowed(sys.stderr) else None
     streams: List[Any] = []
 
     def tracked(argv: Any, env: Any = None, cwd: Any = None) -> Any:

@@ -117,6 +117,7 @@ class Matrix:
         self.conda_forge: List[m.CondaForgeRow] = rows("conda_forge")
         self.pytorch_channel: List[m.PytorchChannelRow] = rows("pytorch_channel")
         self.base_images: List[m.BaseImage] = rows("base_image")
+        self.variant_providers: Dict[str, m.VariantProvider] = {x.vendor: x for x in rows("variant_provider")}
         self.ci_targets: List[m.CiTarget] = rows("ci_target")
         self.index_updates: List[m.IndexUpdate] = rows("update", "generated-index")
         self.index_wheels: List[m.IndexWheels] = rows("wheels", "generated-index")

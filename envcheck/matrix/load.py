@@ -331,6 +331,12 @@ SPECS: Dict[type, Spec] = {
         "os_release": (lambda c: _table(c, lambda x, k: str(x)), False),
     },
     m.ManylinuxAlias: {"tag": (_str, True), "glibc": (_version, True)},
+    m.VariantProvider: {
+        "vendor": (lambda c: _choice(c, ("nvidia", "amd", "intel")), True), "namespace": (_str, True),
+        "arch_feature": (_str, True), "version_features": (lambda c: _list(c, _str(c)), True),
+        "arch_override": (_str, True), "version_override": (_str, True),
+        "version_range": (lambda c: _list(c, _version(c)), False), "pep": (_str, True),
+    },
     m.Marker: {"platform": (lambda c: _choice(c, m.PLATFORMS), True), "sys_platform": (_str, True),
                "platform_machine": (_str, True)},
     m.JetpackGen: {"major": (_str, True), "l4t": (_str, True), "distro": (_str, True),
@@ -438,6 +444,7 @@ TABLES: List[Tuple[re.Pattern[str], Dict[str, type]]] = [
     (re.compile(r"triton-windows\.toml"), {"triton_windows": m.TritonWindows, "step": m.Step}),
     (re.compile(r"conda\.toml"), {"conda_forge": m.CondaForgeRow, "pytorch_channel": m.PytorchChannelRow,
                                          "constraint": m.CondaConstraint}),
+    (re.compile(r"variants\.toml"), {"variant_provider": m.VariantProvider}),
     (re.compile(r"docker\.toml"), {"base_image": m.BaseImage, "ci_target": m.CiTarget}),
     (re.compile(r"diagnoses\.toml"), {"diagnosis": m.Diagnosis, "tolerance": m.Tolerance}),
     # written by `envcheck matrix update` (envcheck/update/); one file per (channel, package)

@@ -391,6 +391,22 @@ class CondaConstraint(Sourced):
 
 
 @dataclass(frozen=True)
+class VariantProvider(Sourced):
+    """``[[variant_provider]]`` of ``variants.toml``: a wheel-variant provider plugin (PEP 825/850,
+    drafts) — its namespace, the features it reports for a GPU's architecture and its software
+    stack version, and the variables that override detection (to install for another machine)."""
+
+    vendor: str = ""  # nvidia | amd
+    namespace: str = ""
+    arch_feature: str = ""  # sm_arch | gfx_arch
+    version_features: Tuple[str, ...] = ()  # cuda_version_lower_bound… | rocm_version
+    arch_override: str = ""  # NV_VARIANT_PROVIDER_FORCE_SM_ARCH | AMD_VARIANT_PROVIDER_GFX_ARCH
+    version_override: str = ""
+    version_range: Tuple[str, ...] = ()  # detected versions outside it are ignored by the provider
+    pep: str = ""  # the PEP revisions read
+
+
+@dataclass(frozen=True)
 class BaseImage(Sourced):
     """A Docker base image for rendered Dockerfiles."""
 

@@ -2,14 +2,17 @@
 
 Formats (``--format``): ``pip`` → requirements.txt, ``conda`` → environment.yml,
 ``docker`` → Dockerfile, ``lock`` → envcheck.lock.toml (the default set), ``uv`` →
-pyproject.uv.toml (``[tool.uv]`` index and sources with platform markers), and ``script`` →
-install.sh / install.ps1 (the recipe, runnable); ``all`` = every one. Every format carries the
-same recipe steps (:mod:`envcheck.render.recipe`).
+pyproject.uv.toml (``[tool.uv]`` index and sources with platform markers), ``script`` →
+install.sh / install.ps1 (the recipe, runnable), ``pixi`` → pixi.toml (conda-forge on its own
+terms, system requirements), ``variants`` → variants.env (PREVIEW: the wheel-variant provider
+overrides for the machine), ``pylock`` → pylock.toml (PEP 751; dependencies resolved by uv for the
+target, reads the index); ``all`` = every one except ``pylock`` (the only format that needs the
+network). Every format carries the same recipe steps (:mod:`envcheck.render.recipe`).
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from envcheck.errors import UsageError
 from envcheck.render.files import (
@@ -17,10 +20,24 @@ from envcheck.render.files import (
     render_environment,
     render_lock,
     render_requirements,
-    render_uv,
 )
 from envcheck.render.recipe import render_script, script_name
+from envcheck.render.pixi import render_pixi
+from envcheck.render.uvproject import render_uv
 from envcheck.resolve.plan import Plan
+
+
+def _variants(plan: Plan) -> str:
+    from envcheck.render.variantsenv import render_variants_env
+
+    return render_variants_env(plan)
+
+
+def _pylock(plan: Plan) -> str:
+    from envcheck.render.pylock import render_pylock
+
+    return render_pylock(plan)
+
 
 FORMATS = {
     "pip": ("requirements.txt", render_requirements),
@@ -29,7 +46,11 @@ FORMATS = {
     "lock": ("envcheck.lock.toml", render_lock),
     "uv": ("pyproject.uv.toml", render_uv),
     "script": ("install.sh", render_script),  # install.ps1 for a Windows plan (script_name)
+    "pixi": ("pixi.toml", render_pixi),
+    "variants": ("variants.env", _variants),
+    "pylock": ("pylock.toml", _pylock),
 }
+NETWORK_FORMATS = ("pylock",)
 DEFAULT_FORMATS = ("pip", "conda", "docker", "lock")
 
 
@@ -44,7 +65,7 @@ def parse_formats(text: str) -> list:
         if not f:
             continue
         if f == "all":
-            out.extend(FORMATS)
+            out.extend(f for f in FORMATS if f not in NETWORK_FORMATS)
             continue
         if f not in FORMATS:
             raise UsageError(f"--format {f!r}: expected a comma-separated list of {', '.join(FORMATS)}")
@@ -54,6 +75,13 @@ def parse_formats(text: str) -> list:
     return list(dict.fromkeys(out))
 
 
-def render(plan: Plan, formats: Sequence[str] = DEFAULT_FORMATS) -> Dict[str, str]:
-    """``{file name: text}`` for each requested format."""
-    return {(script_name(plan) if f == "script" else FORMATS[f][0]): FORMATS[f][1](plan) for f in formats}
+def render(plan: Plan, formats: Sequence[str] = DEFAULT_FORMATS,
+           options: Optional[Mapping[str, Mapping[str, Any]]] = None) -> Dict[str, str]:
+    """``{file name: text}`` for each requested format.
+
+    Args:
+        options: per-format keyword arguments (``{"uv": {"extra_plans": […]}, "pip": {"style": "project"}}``).
+    """
+    options = options or {}
+    return {(script_name(plan) if f == "script" else FORMATS[f][0]): FORMATS[f][1](plan, **dict(options.get(f, {})))
+            for f in formats}

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import Any, Dict, List, Optional
+from typing import List, Optional
 
-import tomli_w
 
 from envcheck.edge import check_image, comment_text, printable_line
 from envcheck.render.common import comment_block, driver_line, template, title, version
@@ -18,11 +17,42 @@ from envcheck.render.recipe import recipe_comment
 from envcheck.resolve.plan import Plan
 
 
-def render_requirements(plan: Plan) -> str:
-    """``requirements.txt``: the index option, pinned torch + companions, comments saying why.
+def _index_lines(plan: Plan, style: str) -> List[str]:
+    """The index option and the comment saying why that one.
 
-    Install with ``python -m pip install -r requirements.txt`` (pip ≥ 20.3 for manylinux_x_y tags).
+    A whole file (``full``) uses ``--index-url``: it installs only torch and its companions, the
+    PyTorch index serves their dependencies too, and nothing can come from another index by a
+    higher version. Lines for an existing project (``project``) use ``--extra-index-url``: an
+    ``--index-url`` there would cut every other package of the project off from PyPI; the pins carry
+    the build's local label (``+cu130``), which only the PyTorch index serves.
     """
+    opt = plan.index_option
+    if not opt or not opt.startswith("--index-url"):
+        return [opt] if opt else []
+    if style == "project":
+        out = ["# --extra-index-url, not --index-url: your other packages still come from PyPI; the +label "
+               "pins below only exist on the PyTorch index"]
+        if any("+" not in v for v in plan.pins.values()):
+            out.append("# caution: a pin without a +label could also be met by PyPI's file of that version; "
+                       "uv's explicit index (`--format uv`) routes it reliably")
+        return out + ["--extra-index-url " + plan.index_url]
+    return ["# --index-url: this file installs torch alone, and the PyTorch index also serves its dependencies; "
+            "adding torch to an existing requirements file? use `--style project` (--extra-index-url)", opt]
+
+
+def render_requirements(plan: Plan, style: str = "full") -> str:
+    """``requirements.txt``: the index option (and why that one), pinned torch + companions.
+
+    Args:
+        style: ``full`` — a file of its own (``python -m pip install -r requirements.txt``, pip ≥
+            20.3 for manylinux_x_y tags), with every comment; ``project`` — only the lines to add
+            to an existing requirements file, under a short header.
+    """
+    pins = [ln for ln in plan.pip_lines() if not ln.startswith("--")]
+    if style == "project":
+        lines = [f"# {title(plan)} — envcheck {version()}: add these lines to your requirements file",
+                 *_index_lines(plan, style), *pins]
+        return "\n".join(lines) + "\n"
     lines = [
         f"# {title(plan)}",
         f"# Written by envcheck {version()} (`envcheck plan`). Install: python -m pip install -r requirements.txt",
@@ -33,59 +63,78 @@ def render_requirements(plan: Plan) -> str:
     if plan.hashes:
         lines.append("# hash-pinned: pip --require-hashes needs every dependency hashed too — install the "
                      "dependencies first and these with --no-deps, or lock them all "
-                     "(uv pip compile --generate-hashes)")
+                     "(`envcheck plan --format pylock`)")
     lines.append(recipe_comment(plan))
-    lines += plan.pip_lines()
+    lines += _index_lines(plan, style) + pins
     if plan.env:
         lines.append("# set in the environment that runs torch: "
                      + comment_text(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(plan.env.items()))))
     return "\n".join(lines) + "\n"
 
 
+def conda_specs(plan: Plan) -> List[str]:
+    """The conda-forge match specs of the environment (empty when torch comes from pip inside it)."""
+    choice = plan.conda
+    if choice is None:
+        return []
+    deps = [f"python={choice.python}"]
+    if choice.cuda_version:
+        deps.append(f"pytorch={choice.torch}=*cuda*")  # never slip to a CPU build
+        deps.append(f"cuda-version={choice.cuda_version}")
+        deps.append("torchvision=*=*cuda*")
+    else:
+        cpu = "cpu*" if plan.machine.os != "macos" else "*"
+        deps.append(f"pytorch={choice.torch}={cpu}")
+        deps.append("torchvision")
+    return deps
+
+
 def _conda_dependencies(plan: Plan) -> List[str]:
-    b = plan.build
+    deps = conda_specs(plan)
+    if deps:
+        return [f"  - {d}" for d in deps]
     deps = [f"python={plan.python.rstrip('t')}" if plan.python else "python"]
     if plan.python.endswith("t"):
         deps.append("python-freethreading")
-    choice = plan.conda
-    if choice is not None:
-        row, cuda_version = choice
-        if cuda_version:
-            deps.append(f"pytorch={plan.release.version}=*cuda*")  # never slip to a CPU build
-            deps.append(f"cuda-version={cuda_version}")
-            deps.append("torchvision=*=*cuda*")
-        else:
-            cpu = "cpu*" if b.backend == "cpu" and plan.machine.os != "macos" else "*"
-            deps.append(f"pytorch={plan.release.version}={cpu}")
-            deps.append("torchvision")
-        deps.append("torchaudio")
-        return [f"  - {yaml_scalar(d)}" for d in deps]
     deps.append("pip")
     pip = [f"      - {yaml_scalar(ln)}" for ln in plan.pip_lines()]
     return [f"  - {yaml_scalar(d)}" for d in deps] + ["  - pip:"] + pip
 
 
+def conda_notes(plan: Plan, prefix: str = "# ") -> List[str]:
+    """Why this conda route: conda-forge's own build (and how it differs from the pip plan), or why
+    pip runs inside the environment."""
+    choice = plan.conda
+    if choice is None:
+        return [f"{prefix}pip inside conda: {plan.conda_reason or 'conda-forge has no build for it'}; torch "
+                f"{plan.pins['torch']} comes from the PyTorch index (the pip plan)"]
+    row = choice.row
+    src = row.source[-1] if row.source else ""
+    out = [f"{prefix}conda-forge pytorch {choice.torch}" + (f" with cuda-version {choice.cuda_version}"
+                                                            if choice.cuda_version else " (CPU build)")
+           + f": {choice.why}", f"{prefix}source: matrices/conda.toml ({src}; confidence {row.confidence})"]
+    if choice.torch != plan.release.version or (choice.cuda_version is None) != (plan.build.backend != "cuda"):
+        out.append(f"{prefix}the pip plan chose torch {plan.pins['torch']}; conda-forge is resolved on its own terms")
+    out += [f"{prefix}assumed: {a}" for a in choice.assumptions]
+    if choice.cuda_version:
+        out.append(f"{prefix}conda-forge CUDA builds need the __cuda virtual package (a driver) at solve time; "
+                   f"on a machine without one: CONDA_OVERRIDE_CUDA={choice.cuda_version.split('.')[0]}")
+    return out
+
+
 def render_environment(plan: Plan) -> str:
-    """``environment.yml``: conda-forge ``pytorch`` pinned to a CUDA build string with
-    ``cuda-version`` for GPU builds conda-forge has; a ``pip:`` section where it has none (ROCm,
-    ROCm on WSL, XPU, releases conda-forge lacks). Never the ended ``-c pytorch`` channel.
+    """``environment.yml``: conda-forge's newest ``pytorch`` this machine runs, pinned to a CUDA build
+    string with its ``cuda-version`` (resolved on conda-forge's own terms, :mod:`envcheck.resolve.conda`);
+    a ``pip:`` section only where conda-forge has nothing for the GPU (ROCm, AMD on WSL, XPU), said
+    in the file. Never the ended ``-c pytorch`` channel.
     """
     b = plan.build
-    notes = [comment_block(plan)]
-    if plan.conda is None:
-        notes.append(f"# conda-forge has no {b.variant} build of torch {plan.release.version} on record: torch "
-                     "comes from pip inside the environment")
-    else:
-        row, cv = plan.conda
-        src = row.source[0] if row.source else ""
-        notes.append("# " + comment_text(f"conda-forge pytorch {plan.release.version}"
-                                         + (f" with cuda-version {cv}" if cv else "") + f" (matrices/conda.toml: {src})"))
-        if cv:
-            notes.append("# conda-forge CUDA builds need the __cuda virtual package (a driver) at solve time;"
-                         " on a machine without one: CONDA_OVERRIDE_CUDA=" + cv)
+    notes = [comment_block(plan), *conda_notes(plan)]
     steps = ("\n# With conda, the [python] and [install] steps are `conda env create -f environment.yml`"
              " and `conda activate`; run the other steps as the recipe says:\n" + recipe_comment(plan))
-    name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"torch-{plan.release.version}-{b.variant}")
+    tag = f"{plan.conda.torch}-{'cuda' + plan.conda.cuda_version if plan.conda.cuda_version else 'cpu'}" \
+        if plan.conda else f"{plan.release.version}-{b.variant}"
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"torch-{tag}")
     text = template("conda", "environment.yml.in").substitute(
         title=title(plan),
         envcheck_version=version(),
@@ -203,38 +252,6 @@ def docker_env(key: str, value: str) -> str:
         raise UsageError(f"ENV {key}: the value holds a control or line-break character")
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
     return f'{key}="{escaped}"'
-
-
-def render_uv(plan: Plan) -> str:
-    """``pyproject.uv.toml``: the ``[tool.uv]`` tables a uv project needs for this build.
-
-    The index is ``explicit`` (used only for the packages routed to it) and each source carries
-    the platform's PEP 508 marker, so the same pyproject still resolves on other platforms.
-    """
-    b = plan.build
-    bare = {k: v.split("+", 1)[0] for k, v in plan.pins.items()}
-    doc: Dict[str, Any] = {"project": {"dependencies": [f"{k}=={v}" for k, v in bare.items()]}}
-    marker = plan.marker.expression if plan.marker else ""
-    uv: Dict[str, Any] = {}
-    if b.channel != "pypi" and plan.index_kind == "simple":
-        name = f"pytorch-{b.variant}"
-        uv["index"] = [{"name": name, "url": plan.index_url, "explicit": True}]
-        src = {"index": name}
-        if marker:
-            src["marker"] = marker
-        uv["sources"] = {pkg: [dict(src)] for pkg in plan.pins}
-    elif plan.index_kind == "find-links":
-        uv["find-links"] = [plan.index_url]
-        doc["project"]["dependencies"] = [f"{k}=={v}" for k, v in plan.pins.items()]
-    if plan.python:
-        doc["project"]["requires-python"] = f"=={plan.python.rstrip('t')}.*"
-    if uv:
-        doc["tool"] = {"uv": uv}
-    head = [f"# {title(plan)}",
-            f"# Written by envcheck {version()} (`envcheck plan --format uv`): merge these tables into your",
-            "# pyproject.toml, then `uv lock && uv sync` (uv sync is the [python] and [install] steps below).",
-            comment_block(plan), recipe_comment(plan)]
-    return "\n".join(head) + "\n" + tomli_w.dumps(doc)
 
 
 def render_lock(plan: Plan, generated: Optional[str] = None) -> str:

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.errors import UsageError
 from envcheck.matrix import Matrix
-from envcheck.matrix.model import BaseImage, CondaForgeRow, Marker, Step, vkey
+from envcheck.matrix.model import BaseImage, Marker, Step, vkey
 from envcheck.resolve.rules import name_of
 from envcheck.resolve.types import Candidate, Resolution
 
 if TYPE_CHECKING:
     from envcheck.lock import Expect
     from envcheck.resolve.recipe import RecipeStep
+    from envcheck.resolve.conda import CondaChoice
 
 DEFAULT_MIRROR_PREFIX = "https://download.pytorch.org/whl"
 
@@ -96,7 +97,9 @@ class Plan:
         steps: post-install steps (matrix ``[[step]]`` rows).
         driver: ``{"vendor", "full", "floor", "side"}`` for CUDA builds, or the Adrenalin minimum
             for ROCm on WSL; empty when none applies.
-        conda: the conda-forge row to use, and the ``cuda-version`` (or ``None`` → pip section).
+        conda: the conda-forge build chosen on conda-forge's own terms (its newest ``pytorch`` the
+            machine runs, not necessarily the pip release), or ``None`` (``conda_reason`` says
+            why) → a pip section inside the environment.
         base_image: the Docker base image row.
         notes: sentences for comments (why, needs, caveats).
     """
@@ -109,7 +112,8 @@ class Plan:
     pins: Dict[str, str]
     steps: List[Step] = field(default_factory=list)
     driver: Dict[str, str] = field(default_factory=dict)
-    conda: Optional[Tuple[CondaForgeRow, Optional[str]]] = None
+    conda: Optional[CondaChoice] = None  # conda-forge on its own terms (envcheck.resolve.conda)
+    conda_reason: str = ""  # why there is none (ROCm, XPU…): the environment uses pip inside conda
     base_image: Optional[BaseImage] = None
     marker: Optional[Marker] = None
     hashes: Dict[str, List[str]] = field(default_factory=dict)  # package -> sha256 (plan --hashes)
@@ -216,35 +220,6 @@ class Plan:
             mps=bool(b.mps),
         )
 
-def _conda_choice(
-    matrix: Matrix, c: Candidate, platform: str
-) -> Optional[Tuple[CondaForgeRow, Optional[str]]]:
-    """The conda-forge row for this release/platform and the ``cuda-version`` to pin.
-
-    CUDA builds need a conda-forge CUDA build of the same CUDA major.minor (else the same major);
-    ROCm and AMD-on-WSL builds have none (→ ``None``: the environment.yml uses a pip section).
-    """
-    b = c.build
-    if b.backend in ("rocm", "xpu") or b.wsl:
-        return None
-    for row in matrix.conda_forge:
-        if c.release.version not in row.torch or platform not in row.platforms or row.arm_variant:
-            continue
-        if c.python and row.python and c.python not in row.python:
-            continue
-        if b.backend == "cuda":
-            mm = ".".join((b.cuda or "").split(".")[:2])
-            if mm in row.cuda_version:
-                return row, mm
-            same_major = [v for v in row.cuda_version if v.split(".")[0] == mm.split(".")[0]
-                          and vkey(v) <= vkey(mm)]
-            if same_major:
-                return row, max(same_major, key=vkey)
-            continue
-        return row, None
-    return None
-
-
 def _base_image(matrix: Matrix, c: Candidate, wsl: bool) -> Optional[BaseImage]:
     b = c.build
     kind = "rocm-wsl" if (b.wsl and wsl) else b.backend if b.backend != "mps" else "cpu"
@@ -320,6 +295,9 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         companions = {k: v for k, v in pins.items() if k != "torch"}
         digests = wheel_hashes(matrix, r.version, b.variant, companions, res.machine.platform,
                                c.python or "", b.channel)
+    from envcheck.resolve.conda import choose_conda
+
+    conda = choose_conda(matrix, res.machine, res.request, b.backend, res.machine.python or "", c.python or "")
     plan = Plan(
         resolution=res,
         candidate=c,
@@ -329,7 +307,8 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         pins=pins,
         steps=steps,
         driver=driver,
-        conda=_conda_choice(matrix, c, res.machine.platform),
+        conda=conda[0],
+        conda_reason=conda[1],
         base_image=_base_image(matrix, c, res.machine.wsl),
         marker=matrix.markers.get(res.machine.platform),
         hashes=digests,

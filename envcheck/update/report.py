@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Dict, List, Optional, TextIO, Tuple
 
 from envcheck.matrix.model import vkey
@@ -31,10 +32,12 @@ class RichProgress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        from envcheck.ci import progress_allowed
+
         console = Console(stderr=True)
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   TextColumn("pages"), TimeElapsedColumn(), console=console, transient=True,
-                                  disable=not console.is_terminal)
+                                  disable=not progress_allowed(sys.stderr))
         self._progress.start()
         self._task = self._progress.add_task("index pages", total=total)
 

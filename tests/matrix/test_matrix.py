@@ -158,7 +158,7 @@ def test_validate_cli_exit_codes(cli, tmp_path):
 def test_matrix_show_filters(cli):
     r = cli(["matrix", "show", "--torch", "2.7.0", "--variant", "cu128", "--json"])
     assert r.code == 0
-    rows = r.json()
+    rows = r.json()["builds"]
     assert rows and all(x["torch"] == "2.7.0" and x["variant"] == "cu128" for x in rows)
     linux = [x for x in rows if "linux-x86_64" in x["platforms"]][0]
     assert "sm_120" in linux["sm"] and linux["cuda"].startswith("12.8")
@@ -167,7 +167,7 @@ def test_matrix_show_filters(cli):
 def test_gpus_command(cli):
     r = cli(["gpus", "--json", "gfx1100"])
     assert r.code == 0
-    names = [g["name"] for g in r.json()]
+    names = [g["name"] for g in r.json()["gpus"]]
     assert any("7900 XTX" in n for n in names)
-    assert all(g["arch"] == "gfx1100" for g in r.json())
+    assert all(g["arch"] == "gfx1100" for g in r.json()["gpus"])
     assert cli(["gpus", "--json", "no-such-gpu-zzz"]).code == 1

@@ -24,7 +24,7 @@ def test_status_help(cli):
 
 def test_show_and_validate_still_work(cli):
     r = cli(["matrix", "show", "--torch", "2.7.1", "--variant", "cu128", "--json"])
-    assert r.code == 0 and {row["torch"] for row in r.json()} == {"2.7.1"}
+    assert r.code == 0 and {row["torch"] for row in r.json()["builds"]} == {"2.7.1"}
 
 
 def _pypi_reachable() -> bool:

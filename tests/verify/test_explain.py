@@ -32,7 +32,7 @@ MESSAGES = [
 def test_issue_messages(cli, text, rule, cause_words, fix_words):
     r = cli(["explain", "--json", text])
     assert r.code == 0, r.err
-    found = {f["rule"]: f for f in r.json()}
+    found = {f["rule"]: f for f in r.json()["findings"]}
     assert rule in found
     f = found[rule]
     for w in cause_words:
@@ -45,7 +45,7 @@ def test_issue_messages(cli, text, rule, cause_words, fix_words):
 
 def test_glibc_on_a_newer_host_says_the_error_is_from_elsewhere(cli):
     r = cli(["explain", "--json", "version `GLIBC_2.17' not found"])
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     assert "which is new enough" in f["cause"]
 
 
@@ -70,7 +70,7 @@ def test_saved_facts_make_it_specific(cli):
 
     r = cli(["explain", "--json", "--facts", str(CASES / "C01.json"),
              "CUDA error: no kernel image is available for execution on the device"])
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     assert "torch 2.6.0+cu126" in f["cause"]
     assert "NVIDIA GeForce RTX 5090 D, sm_120" in f["cause"]
     assert "sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90" in f["cause"]
@@ -82,9 +82,9 @@ def test_wsl_facts_pick_the_wsl_rule(cli, tmp_path):
     p = tmp_path / "f.json"
     p.write_text(json.dumps(facts))
     text = "Error: libcuda.so: cannot open shared object file: No such file or directory"
-    wsl = cli(["explain", "--json", "--facts", str(p), text]).json()
+    wsl = cli(["explain", "--json", "--facts", str(p), text]).json()["findings"]
     assert [f["rule"] for f in wsl] == ["libcuda-missing-wsl"]
-    native = cli(["explain", "--json", text]).json()  # this machine is not WSL
+    native = cli(["explain", "--json", text]).json()["findings"]  # this machine is not WSL
     assert [f["rule"] for f in native] == ["libcuda-missing"]
 
 

@@ -426,7 +426,7 @@ def test_a_five_megabyte_line_is_read_in_linear_time():
     p = in_subprocess("import sys; from envcheck.cli import main; sys.exit(main(['explain', '--no-probe', '--json', '-']))",
                       stdin=text)
     assert p.returncode == 0, p.stderr
-    assert [f["rule"] for f in json.loads(p.stdout)] == ["arch-not-compatible"]
+    assert [f["rule"] for f in json.loads(p.stdout)["findings"]] == ["arch-not-compatible"]
 
 
 def test_no_rule_is_quadratic_in_a_long_line():
@@ -463,7 +463,7 @@ ONE_LINERS = [
 def test_one_line_forms_are_recognised(cli, text, rule):
     r = cli(["explain", "--no-probe", "--json", text])
     assert r.code == 0, r.err
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     assert f["rule"] == rule
     assert f["source"] and all(s.startswith(("https://", "pytorch/")) for s in f["source"])
 
@@ -473,13 +473,13 @@ def test_python_headers_fix_names_the_package_for_this_python(cli, tmp_path):
     f = tmp_path / "facts.json"
     f.write_text(json.dumps(doc))
     r = cli(["explain", "--json", "--facts", str(f), "fatal error: Python.h: No such file or directory"])
-    (finding,) = r.json()
+    (finding,) = r.json()["findings"]
     assert "apt-get install -y python3.12-dev" in finding["fix"] and "python3.12-devel" in finding["fix"]
 
 
 def test_a_missing_companion_gets_the_one_paired_with_the_installed_build(cli):
     r = cli(["explain", "--json", "--facts", str(CASES / "C01.json"), "ModuleNotFoundError: No module named 'torchvision'"])
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     assert f["rule"] == "companion-not-installed"
     assert "pip install torchvision==0.21.0+cu126 --index-url https://download.pytorch.org/whl/cu126" in f["fix"]
     assert "uninstall" not in f["fix"]
@@ -488,7 +488,7 @@ def test_a_missing_companion_gets_the_one_paired_with_the_installed_build(cli):
 def test_the_gpu_name_loses_its_prefix(cli):
     r = cli(["explain", "--no-probe", "--json", "UserWarning: NVIDIA GeForce RTX 5090 D with CUDA capability "
              "sm_120 is not compatible with the current PyTorch installation."])
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     assert "sm_120 (NVIDIA GeForce RTX 5090 D):" in f["cause"] and "UserWarning" not in f["cause"]
 
 
@@ -498,7 +498,7 @@ def test_root_causes_come_first(cli):
             "PyTorch installation. RuntimeError: CUDA error: no kernel image is available for execution on the "
             "device. AssertionError: Torch not compiled with CUDA enabled")
     r = cli(["explain", "--no-probe", "--json", text])
-    rules = [f["rule"] for f in r.json()]
+    rules = [f["rule"] for f in r.json()["findings"]]
     assert rules[0] == "glibc-too-old" and set(rules) >= {"arch-not-compatible", "no-kernel-image", "cpu-only-build"}
 
 
@@ -507,7 +507,7 @@ def test_with_the_driver_unknown_the_fix_is_plans_pick_and_lists_drivers(cli):
     # that carries the arch), and it says which builds need which driver
     r = cli(["explain", "--no-probe", "--json", "UserWarning: NVIDIA GeForce RTX 5090 D with CUDA capability "
              "sm_120 is not compatible with the current PyTorch installation."])
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     fix = f["fix"]
     command = next(p for p in fix.split("`") if "pip install" in p)
     chosen = cli(["plan", "--gpu", "sm_120", "--json"]).json()["chosen"]
@@ -519,7 +519,7 @@ def test_a_driver_in_the_text_is_used_for_the_arch_fix(cli):
     text = ("NVIDIA GeForce RTX 5090 D with CUDA capability sm_120 is not compatible with the current PyTorch "
             "installation. The NVIDIA driver on your system is too old (found version 12080).")
     r = cli(["explain", "--no-probe", "--json", text])
-    found = {f["rule"]: f for f in r.json()}
+    found = {f["rule"]: f for f in r.json()["findings"]}
     for rule in ("arch-not-compatible", "driver-too-old"):
         command = (next(p for p in found[rule]["fix"].split("`") if "pip install" in p)
                    if rule == "arch-not-compatible" else found[rule]["fix"])
@@ -536,7 +536,7 @@ def test_a_driver_in_the_text_is_used_for_the_arch_fix(cli):
 ])
 def test_implausible_values_are_called_garbled(cli, text, words):
     r = cli(["explain", "--no-probe", "--json", text])
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     assert f["cause"].startswith("The text looks garbled or edited:") and words in f["cause"], f["cause"]
     assert "Copy the complete message again" in f["fix"]
     assert "up to 0.0" not in f["cause"] and "needs torch" not in f["cause"]

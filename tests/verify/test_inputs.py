@@ -109,7 +109,7 @@ def test_help_lists_every_check_and_examples(cli):
 def test_json_checks_have_the_contract_keys(cli):
     r = cli(["verify", "--facts", str(CASES / "C06.json"), "--json"])
     doc = r.json()
-    assert set(doc) == {"checks", "facts"}
+    assert set(doc) == {"schema", "checks", "facts"}  # schemas/envcheck.verify.v1.json
     for c in doc["checks"]:
         assert {"name", "status", "seconds", "detail", "fix"} <= set(c) <= {"name", "status", "seconds", "detail",
                                                                                "fix", "rule"}

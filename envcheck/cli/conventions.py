@@ -1,0 +1,211 @@
+"""The options every command shares, as uv/pip/conda users expect them.
+
+``--color auto|always|never`` (``NO_COLOR``, ``FORCE_COLOR``, ``TERM=dumb`` honoured in ``auto``),
+``-q``/``-v`` (repeatable), ``--strict`` (warnings fail: exit 1), ``--config FILE``/``--no-config``.
+They are accepted before the command (``envcheck -v plan``) and after it (``envcheck plan -v``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+COMMON_DESTS = ("color", "verbose", "quiet", "strict", "config", "no_config")
+
+
+def add_common(p: argparse.ArgumentParser, top: bool) -> None:
+    """The shared options; on sub-commands their default is SUPPRESS so a value given before the
+    command is not reset after it."""
+    d: Dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
+    g = p.add_argument_group("global options")
+    g.add_argument("--color", choices=["auto", "always", "never"], **({"default": "auto"} if top else d),
+                   help="colour: auto (a terminal without NO_COLOR/TERM=dumb; FORCE_COLOR forces), always, never")
+    g.add_argument("-v", "--verbose", action="count", **({"default": 0} if top else d),
+                   help="say more on stderr (repeatable)")
+    g.add_argument("-q", "--quiet", action="count", **({"default": 0} if top else d),
+                   help="say less on stderr: -q drops notes and warnings, -qq everything but errors")
+    g.add_argument("--strict", action="store_true", **({"default": False} if top else d),
+                   help="warnings fail: exit 1 when the command warned")
+    g.add_argument("--config", metavar="FILE", type=Path, **({"default": None} if top else d),
+                   help="read settings from FILE (default: envcheck.toml or [tool.envcheck] in pyproject.toml, "
+                        "searched upward; ENVCHECK_* variables override it)")
+    g.add_argument("--no-config", action="store_true", **({"default": False} if top else d),
+                   help="read no config file")
+
+
+def each_parser(parser: argparse.ArgumentParser) -> Iterator[Tuple[List[str], argparse.ArgumentParser]]:
+    """Every (sub-)parser with its command path (``[]``, ``["plan"]``, ``["matrix", "update"]``)."""
+    stack: List[Tuple[List[str], argparse.ArgumentParser]] = [([], parser)]
+    while stack:
+        path, p = stack.pop()
+        yield path, p
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, child in a.choices.items():
+                    stack.append((path + [name], child))
+
+
+def command_path(parser: argparse.ArgumentParser, argv: List[str]) -> Tuple[List[str], argparse.ArgumentParser]:
+    """The command named in ``argv`` (``["matrix", "update"]``) and its parser."""
+    path: List[str] = []
+    current = parser
+    takes_value = {"--color", "--config"}
+    skip = False
+    for tok in argv:
+        if skip:
+            skip = False
+            continue
+        if tok == "--":
+            break
+        if tok in takes_value:
+            skip = True
+            continue
+        if tok.startswith("-"):
+            continue
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or tok not in subs[0].choices:
+            break
+        path.append(tok)
+        current = subs[0].choices[tok]
+    return path, current
+
+
+def verbosity(args: argparse.Namespace) -> int:
+    """``-v`` minus ``-q``: 0 normal, 1+ more, -1 no notes/warnings, -2 errors only."""
+    return int(getattr(args, "verbose", 0) or 0) - int(getattr(args, "quiet", 0) or 0)
+
+
+def note(args: Any, text: str, level: int = 0) -> None:
+    """A line on stderr shown at verbosity ≥ ``level`` (warnings: 0 → hidden by -q; details: 1 → -v)."""
+    if args is None or verbosity(args) >= level:
+        sys.stderr.write(f"envcheck: {text}\n")
+
+
+def warn(args: Any, text: str, title: str = "", file: str = "") -> None:
+    """A warning: stderr (unless -q); counts for ``--strict``; an ``::warning::`` under GitHub Actions."""
+    if args is not None:
+        args.warned = int(getattr(args, "warned", 0) or 0) + 1
+    if args is None or verbosity(args) >= 0:
+        sys.stderr.write(f"envcheck: warning: {text}\n")
+    from envcheck.ci import annotate
+
+    annotate("warning", text, title=title, file=file)
+
+
+@contextmanager
+def color_environment(choice: Optional[str]) -> Iterator[None]:
+    """``--color always|never`` → ``FORCE_COLOR``/``NO_COLOR``+``TERM=dumb`` for every rich Console
+    (rich reads them) for the duration of one command; the environment is restored after. In
+    ``auto``, a non-empty ``NO_COLOR`` wins over ``FORCE_COLOR``."""
+    keys = ("NO_COLOR", "FORCE_COLOR", "TERM")
+    saved = {k: os.environ.get(k) for k in keys}
+    try:
+        if choice == "auto" and os.environ.get("NO_COLOR"):
+            choice = "never"  # NO_COLOR wins over FORCE_COLOR (no-color.org)
+        if choice == "never":  # no escape sequence at all: rich writes none to a dumb terminal
+            os.environ["NO_COLOR"] = "1"
+            os.environ["TERM"] = "dumb"
+            os.environ.pop("FORCE_COLOR", None)
+        elif choice == "always":
+            os.environ["FORCE_COLOR"] = "1"
+            os.environ.pop("NO_COLOR", None)
+            if os.environ.get("TERM") == "dumb":
+                os.environ["TERM"] = "xterm-256color"
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def use_color(stream: Any = None) -> bool:
+    """Whether output to ``stream`` is coloured under the current environment (rich's own decision)."""
+    from rich.console import Console
+
+    c = Console(file=stream or sys.stdout)
+    return c.color_system is not None and not c.no_color
+
+
+def strict_exit(args: argparse.Namespace, code: int) -> int:
+    """``--strict``: a command that succeeded but warned exits 1 (and says so)."""
+    warned = int(getattr(args, "warned", 0) or 0)
+    if code == 0 and getattr(args, "strict", False) and warned:
+        sys.stderr.write(f"envcheck: --strict: {warned} warning{'s' if warned != 1 else ''}: exit 1\n")
+        return 1
+    return code
+
+
+#: ``--json`` documents: command path → (schema id, key holding a list document). Each id has its
+#: JSON Schema in ``schemas/<id>.json`` (validated in tests/integrations/test_json_schemas.py).
+JSON_SCHEMAS = {
+    "plan": ("envcheck.plan.v1", None),
+    "probe": ("envcheck.probe.v1", None),
+    "verify": ("envcheck.verify.v1", None),
+    "explain": ("envcheck.explain.v1", "findings"),
+    "gpus": ("envcheck.gpus.v1", "gpus"),
+    "matrix-show": ("envcheck.matrix-show.v1", "builds"),
+    "matrix-validate": ("envcheck.matrix-validate.v1", None),
+    "matrix-update": ("envcheck.matrix-update.v1", None),
+    "matrix-status": ("envcheck.matrix-status.v1", None),
+    "docker-build": ("envcheck.docker-build.v1", None),
+    "docker-verify": ("envcheck.docker-verify.v1", None),
+    "docker-base": ("envcheck.docker-base.v1", None),
+    "config": ("envcheck.config.v1", None),
+    "lock-check": ("envcheck.lock-check.v1", None),
+    "fleet-diff": ("envcheck.fleet-diff.v1", None),
+    # `fleet merge --json` carries its own {"kind": "envcheck-fleet", "schema": 1} (fleet diff reads it
+    # back): schemas/fleet.schema.json; node reports: schemas/node-report.schema.json
+}
+
+
+def stamp_json(command: str, text: str) -> str:
+    """Put ``"schema"`` first in the JSON document ``text`` printed by ``command`` (a list document
+    becomes ``{"schema": …, "<key>": [...]}``); text that is not one JSON document is left alone."""
+    import json
+
+    entry = JSON_SCHEMAS.get(command)
+    if entry is None or not text.strip():
+        return text
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    sid, key = entry
+    if isinstance(doc, list) and key:
+        doc = {key: doc}
+    if not isinstance(doc, dict):
+        return text
+    doc = {"schema": sid, **{k: v for k, v in doc.items() if k != "schema"}}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+@contextmanager
+def json_document(args: argparse.Namespace) -> Iterator[None]:
+    """With ``--json``: collect what the command prints on stdout, stamp it with its schema, print it.
+    Everything else (progress, warnings, GitHub annotations) goes to stderr meanwhile."""
+    import io
+
+    from envcheck.ci import JSON_MODE
+
+    if not getattr(args, "json", False):
+        yield
+        return
+    command = "-".join(p for p in getattr(args, "command_path", []) if p)
+    real = sys.stdout
+    buf = io.StringIO()
+    JSON_MODE["on"] = True
+    sys.stdout = buf  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout = real
+        JSON_MODE["on"] = False
+        text = buf.getvalue()
+        if text:
+            real.write(stamp_json(command, text))

@@ -1,0 +1,59 @@
+"""``envcheck lock check FILE…`` — do the locks still resolve against the current matrix?"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HELP = "check that envcheck.lock.toml files still resolve against the current matrix"
+
+EPILOG = """\
+exit codes: 0 every lock still resolves (an outdated one is a warning; --strict fails on it) ·
+1 a lock no longer resolves · 2 not a lock file
+
+The pre-commit hook `envcheck-lock-check` runs this on every changed envcheck.lock.toml.
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("lock", help=HELP, description=HELP + ".", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    lsub = p.add_subparsers(dest="lock_command", metavar="ACTION")
+    c = lsub.add_parser("check", help=HELP, description=HELP + ".", epilog=EPILOG,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("files", nargs="+", type=Path, metavar="FILE", help="envcheck.lock.toml files")
+    c.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
+    c.add_argument("--json", action="store_true", help="print {locks: [{path, status, locked, chosen, reasons}]}")
+    c.set_defaults(run=run)
+    p.set_defaults(run=lambda args: (p.print_help(sys.stderr), 2)[1])
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck.ci import annotate
+    from envcheck.cli.conventions import note, warn
+    from envcheck.lockcheck import check_lock
+    from envcheck.matrix import load_matrix
+
+    matrix = load_matrix(args.matrices)
+    results = [check_lock(f, matrix) for f in args.files]
+    code = 1 if any(r.status == "broken" for r in results) else 0
+    args.exit_code = code
+    for r in results:
+        if r.status == "outdated":
+            warn(args, r.message, title="envcheck lock check", file=r.path)
+        elif r.status == "broken":
+            annotate("error", r.message, title="envcheck lock check", file=r.path)
+    if args.json:
+        json.dump({"locks": [{"path": r.path, "status": r.status, "locked": r.locked, "chosen": r.chosen,
+                              "reasons": r.reasons} for r in results]}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return code
+    for r in results:
+        if r.status == "broken":
+            sys.stderr.write(f"envcheck: {r.message}\n")
+        elif r.status == "ok":
+            note(args, r.message, level=0)
+    return code

@@ -1,0 +1,215 @@
+"""Settings from outside the command line, as uv and pixi do it.
+
+Precedence, highest first: the command line · ``ENVCHECK_<COMMAND>_<FLAG>`` · ``ENVCHECK_<FLAG>`` ·
+the config file's ``[<command>]`` table · its top level · the built-in default.
+
+The config file is ``--config FILE``, else the first of ``envcheck.toml`` or ``pyproject.toml``
+with a ``[tool.envcheck]`` table found from the working directory upward (``envcheck.toml`` wins
+in one folder). ``--no-config`` (or ``ENVCHECK_NO_CONFIG=1``) reads none.
+
+Keys are the long flag names (``backend``, ``format``, ``mirror``…), dashes or underscores. A key
+at the top level applies to every command that has that flag; ``[tool.envcheck.plan]`` to ``plan``
+only. Values are TOML types: a string, a boolean for a switch, a list for a repeatable flag.
+
+Every flag has an environment variable: ``--backend`` → ``ENVCHECK_BACKEND``, ``--pin-python`` →
+``ENVCHECK_PIN_PYTHON``; ``ENVCHECK_VERIFY_PYTHON`` targets one command. A switch takes
+``1/true/yes/on`` or ``0/false/no/off``; a repeatable flag takes a comma-separated list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from envcheck.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+__all__ = ["Settings", "find_config", "read_config", "apply_settings", "ENV_PREFIX"]
+
+ENV_PREFIX = "ENVCHECK_"
+CONFIG_NAMES = ("envcheck.toml", "pyproject.toml")
+#: flags that never come from a file or the environment: they pick the file, or are one-shot
+NOT_SETTABLE = {"help", "version", "config", "no_config", "output", "force", "command", "run"}
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+MAX_CONFIG_BYTES = 1 << 20
+#: variables the code reads itself, with a meaning of their own (ENVCHECK_MATRICES: the matrix
+#: loader, and probe goes on without a matrix when it is unreadable; ENVCHECK_DATA_DIR: the user data
+#: root holding index/, not `matrix update --data-dir`'s folder). They never become a flag's default;
+#: tests/integrations/test_cli_conventions.py fails when a new one collides with a flag.
+READ_ELSEWHERE = {"ENVCHECK_MATRICES", "ENVCHECK_DATA_DIR", "ENVCHECK_CACHE_DIR", "ENVCHECK_NO_CACHE",
+                  "ENVCHECK_NODE", "ENVCHECK_REPORTS", "ENVCHECK_UV", "ENVCHECK_NO_CONFIG"}
+
+
+@dataclass
+class Settings:
+    """What was applied: ``values`` by flag dest, ``origins`` saying where each came from."""
+
+    file: Optional[Path] = None
+    values: Dict[str, Any] = field(default_factory=dict)
+    origins: Dict[str, str] = field(default_factory=dict)
+
+
+def find_config(start: Path) -> Optional[Path]:
+    """The nearest ``envcheck.toml``, or ``pyproject.toml`` with ``[tool.envcheck]``, from ``start`` up."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        own = folder / "envcheck.toml"
+        if own.is_file():
+            return own
+        py = folder / "pyproject.toml"
+        if py.is_file():
+            try:
+                if "envcheck" in _load(py).get("tool", {}):
+                    return py
+            except UsageError:
+                pass  # a broken pyproject that is not ours: keep looking
+    return None
+
+
+def _load(path: Path) -> Dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"--config {path}: cannot read it ({exc.strerror or exc})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise UsageError(f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB; not a config file")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: not valid TOML ({exc})") from None
+
+
+def read_config(path: Path) -> Dict[str, Any]:
+    """The envcheck table of a config file (``[tool.envcheck]`` of a pyproject.toml, else all of it).
+
+    Raises:
+        UsageError: unreadable, not TOML, or the table is not a table.
+    """
+    doc = _load(path)
+    table = doc.get("tool", {}).get("envcheck", {}) if path.name == "pyproject.toml" else doc
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: [tool.envcheck] must be a table")
+    return table
+
+
+def _norm(key: str) -> str:
+    return key.replace("-", "_").lower()
+
+
+def _actions(parser: argparse.ArgumentParser) -> Dict[str, argparse.Action]:
+    out = {}
+    for a in parser._actions:  # argparse keeps them here; there is no public accessor
+        if a.dest in NOT_SETTABLE or not a.option_strings or isinstance(a, argparse._HelpAction):
+            continue
+        out[a.dest] = a
+    return out
+
+
+def _flag(a: argparse.Action) -> str:
+    return max(a.option_strings, key=len)
+
+
+def _convert(a: argparse.Action, value: Any, origin: str) -> Any:
+    """A config/env value as argparse would have stored it for ``a``."""
+    where = f"{origin}: {_flag(a)}"
+    if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+        if isinstance(value, bool):
+            b = value
+        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            b = value.strip().lower() in _TRUE
+        else:
+            raise UsageError(f"{where} is a switch: give true or false, not {value!r}")
+        return b if isinstance(a, argparse._StoreTrueAction) else not b
+    if isinstance(a, argparse._CountAction):
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise UsageError(f"{where}: give a number, not {value!r}") from None
+    many = isinstance(a, argparse._AppendAction)
+    if many:
+        items = value if isinstance(value, list) else [x.strip() for x in str(value).split(",") if x.strip()]
+    else:
+        if isinstance(value, (list, dict)):
+            raise UsageError(f"{where} takes one value, not {value!r}")
+        items = [value]
+    out = []
+    for item in items:
+        if isinstance(item, (dict, list)):
+            raise UsageError(f"{where}: {item!r} is not a value")
+        text = str(item).lower() if isinstance(item, bool) else str(item)
+        v: Any = a.type(text) if callable(a.type) else text
+        if a.choices is not None and v not in a.choices:
+            raise UsageError(f"{where}: {text!r} is not one of {', '.join(map(str, a.choices))}")
+        out.append([v] if a.nargs in ("+", "*") else v)
+    return out if many else out[0]
+
+
+def apply_settings(parser: argparse.ArgumentParser, command: str, config: Optional[Path], no_config: bool,
+                   environ: Mapping[str, str], cwd: Path) -> Settings:
+    """Set ``parser``'s defaults from the config file and the environment (the command line, parsed
+    after this, still wins). Returns what was set and from where.
+
+    Raises:
+        UsageError: a missing/invalid config file, an unknown key, a value of the wrong kind.
+    """
+    actions = _actions(parser)
+    s = Settings()
+    if no_config or environ.get("ENVCHECK_NO_CONFIG", "").lower() in _TRUE:
+        path = None
+    elif config is not None:
+        if not config.is_file():
+            raise UsageError(f"--config {config}: no such file")
+        path = config
+    else:
+        path = find_config(cwd)
+    layers: List[Tuple[str, Dict[str, Any]]] = []
+    if path is not None:
+        s.file = path
+        table = read_config(path)
+        top = {k: v for k, v in table.items() if not isinstance(v, dict)}
+        own = table.get(command, {}) if isinstance(table.get(command), dict) else {}
+        layers += [(f"{path}", top), (f"{path} [{command}]", own)]
+    for origin, values in layers:
+        for key, value in values.items():
+            dest = _norm(key)
+            if dest not in actions:
+                if origin.endswith("]"):  # a command table: every key must be a flag of that command
+                    raise UsageError(f"{origin}: {key!r} is not a flag of `envcheck {command}`")
+                continue  # a top-level key for other commands
+            s.values[dest] = _convert(actions[dest], value, origin)
+            s.origins[dest] = origin
+    for dest, a in actions.items():
+        for var in (f"{ENV_PREFIX}{dest.upper()}", f"{ENV_PREFIX}{command.upper()}_{dest.upper()}"):
+            if var in environ and var not in READ_ELSEWHERE:
+                s.values[dest] = _convert(a, environ[var], f"${var}")
+                s.origins[dest] = f"${var}"
+    if s.values:
+        parser.set_defaults(**s.values)
+    return s
+
+
+def effective(parser: argparse.ArgumentParser, args: argparse.Namespace, settings: Settings,
+              argv: List[str]) -> List[Dict[str, Any]]:
+    """Every settable flag of ``parser``: its value in ``args`` and where it came from."""
+    given = set()
+    actions = _actions(parser)
+    for dest, a in actions.items():
+        if any(t == o or t.startswith(o + "=") for t in argv for o in a.option_strings):
+            given.add(dest)
+    rows = []
+    for dest, a in sorted(actions.items(), key=lambda kv: _flag(kv[1])):
+        value = getattr(args, dest, None)
+        origin = "command line" if dest in given else settings.origins.get(dest, "default")
+        if isinstance(value, Path):
+            value = str(value)
+        rows.append({"flag": _flag(a), "env": f"{ENV_PREFIX}{dest.upper()}", "value": value, "origin": origin})
+    return rows

@@ -1,0 +1,278 @@
+"""The command line behaves like the tools people already use (uv, pip, nox): --version with the
+data date, colour switches, -q/-v, --strict, config files and ENVCHECK_* variables with their
+origins, shell completion scripts the real shells accept."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
+
+ENVCHECK = [sys.executable, "-m", "envcheck"]
+
+
+def sh(args, env=None, cwd=None):
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("ENVCHECK_", "GITHUB_"))
+            and k not in ("NO_COLOR", "FORCE_COLOR", "CI")}
+    full["ENVCHECK_CACHE_DIR"] = os.environ.get("ENVCHECK_CACHE_DIR", "")
+    full.update(env or {})
+    return subprocess.run([*ENVCHECK, *args], capture_output=True, text=True, env=full, cwd=cwd or ROOT, timeout=300)
+
+
+# ---- --version names the data date and the newest torch, read from the data here independently
+
+def test_version_names_data_date_and_newest_torch():
+    rel = tomllib.loads((ROOT / "matrices" / "torch-releases.toml").read_text())["release"]
+    newest = max(rel, key=lambda r: [int(x) for x in r["version"].split(".")])
+    latest_date = max(r["date"] for r in rel if r.get("date"))
+    r = sh(["--version"])
+    assert r.returncode == 0
+    assert f"newest torch {newest['version']}" in r.stdout
+    assert f"matrix data {latest_date}" in r.stdout
+
+
+def test_stale_data_is_a_warning_after_60_days(matrix):
+    from envcheck.matrix.freshness import data_date, staleness
+
+    day, _ = data_date(matrix)
+    assert staleness(matrix, today=day + dt.timedelta(days=60)) is None
+    text = staleness(matrix, today=day + dt.timedelta(days=61))
+    assert "61 days old" in text and "matrix update" in text
+
+
+def test_a_release_newer_than_known_says_so(cli):
+    r = cli(["plan", "--torch", "9.0", "--backend", "cpu"])
+    assert r.code == 2 and "newer than any release envcheck knows" in r.err
+
+
+# ---- colour
+
+@pytest.mark.parametrize("args,env,colored", [
+    (["--color", "always"], {}, True),
+    (["--color", "never"], {"FORCE_COLOR": "1"}, False),
+    ([], {"FORCE_COLOR": "1"}, True),
+    ([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+    ([], {}, False),  # a pipe is not a terminal
+    (["--color", "always"], {"TERM": "dumb", "NO_COLOR": "1"}, True),  # the flag wins over the environment
+])
+def test_color_switches(args, env, colored):
+    r = sh([*args, "gpus", "4090"], env=env)
+    assert r.returncode == 0, r.stderr
+    assert ("\x1b[" in r.stdout) is colored
+
+
+def test_color_after_the_command_and_bad_value():
+    assert "\x1b[" in sh(["gpus", "4090", "--color", "always"]).stdout
+    r = sh(["gpus", "--color", "sometimes"])
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+# ---- strict, quiet
+
+STRICT = ["plan", "--gpu", "RTX 4090", "--driver", "580.65.06", "--python", "3.12", "--format", "pip"]
+
+
+def test_strict_fails_on_warnings(cli):
+    assert cli(STRICT).code == 0
+    r = cli([*STRICT, "--strict"])
+    assert r.code == 1 and "--strict" in r.err
+    clean = cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--os", "linux",
+                 "--format", "pip", "--strict"])
+    assert clean.code == 0, clean.err
+
+
+def test_quiet_drops_warnings_but_strict_still_counts(cli, monkeypatch):
+    import envcheck.matrix.freshness as fr
+
+    monkeypatch.setattr(fr, "STALE_DAYS", -100000)  # every dataset is "stale" now
+    loud = cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--os", "linux", "--format", "pip"])
+    assert "warning: the matrix data is" in loud.err
+    quiet = cli(["plan", "-q", "--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--os", "linux",
+                 "--format", "pip", "--strict"])
+    assert "warning" not in quiet.err.replace("--strict: 1 warning", "")
+    assert quiet.code == 1
+
+
+def test_json_stdout_is_one_document_and_annotations_go_to_stderr(tmp_path):
+    case = ROOT / "tests" / "fixtures" / "verify" / "cases" / "C01.json"
+    r = sh(["verify", "--facts", str(case), "--json"], env={"GITHUB_ACTIONS": "true",
+                                                           "GITHUB_STEP_SUMMARY": str(tmp_path / "s.md")})
+    doc = json.loads(r.stdout)
+    assert doc["schema"] == "envcheck.verify.v1"
+    assert "::error " in r.stderr
+
+
+# ---- config files and environment variables
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.envcheck]\nmirror = ["https://m.example/whl"]\n\n'
+        '[tool.envcheck.plan]\nbackend = "cu130"\npython = "3.12"\n')
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    return tmp_path, sub
+
+
+def settings_of(r):
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    return doc, {s["flag"]: s for s in doc["settings"]}
+
+
+def test_config_found_upward_with_origins(project):
+    root, sub = project
+    doc, s = settings_of(sh(["config", "plan", "--json"], cwd=sub))
+    assert doc["file"] == str(root / "pyproject.toml")
+    assert s["--backend"]["value"] == "cu130" and s["--backend"]["origin"].endswith("[plan]")
+    assert s["--mirror"]["value"] == ["https://m.example/whl"]
+    assert s["--torch"]["origin"] == "default"
+
+
+def test_env_beats_config_and_the_command_line_beats_env(project):
+    root, sub = project
+    _, s = settings_of(sh(["config", "plan", "--json"], cwd=sub, env={"ENVCHECK_BACKEND": "cpu"}))
+    assert (s["--backend"]["value"], s["--backend"]["origin"]) == ("cpu", "$ENVCHECK_BACKEND")
+    _, s = settings_of(sh(["config", "plan", "--json"], cwd=sub, env={"ENVCHECK_PLAN_PYTHON": "3.11"}))
+    assert s["--python"]["value"] == "3.11"
+    r = sh(["plan", "--gpu", "RTX 4090", "--torch", "2.13.0", "--format", "pip", "--style", "project"], cwd=sub,
+           env={"ENVCHECK_BACKEND": "cpu"})
+    assert "--extra-index-url https://m.example/whl/cpu" in r.stdout  # env backend + config mirror
+    r = sh(["plan", "--gpu", "RTX 4090", "--torch", "2.13.0", "--backend", "cu126", "--format", "pip"], cwd=sub,
+           env={"ENVCHECK_BACKEND": "cpu"})
+    assert "+cu126" in r.stdout  # the flag wins
+
+
+def test_envcheck_toml_wins_and_no_config(project):
+    root, sub = project
+    (root / "a" / "envcheck.toml").write_text('[plan]\nbackend = "cpu"\n')
+    doc, s = settings_of(sh(["config", "plan", "--json"], cwd=sub))
+    assert doc["file"] == str(root / "a" / "envcheck.toml") and s["--backend"]["value"] == "cpu"
+    doc, s = settings_of(sh(["--no-config", "config", "plan", "--json"], cwd=sub))
+    assert doc["file"] is None and s["--backend"]["value"] == "auto"
+    doc, s = settings_of(sh(["config", "plan", "--json"], cwd=sub, env={"ENVCHECK_NO_CONFIG": "1"}))
+    assert doc["file"] is None
+
+
+@pytest.mark.parametrize("text,env,words", [
+    ('[plan]\nbakend = "cpu"\n', {}, "'bakend' is not a flag of `envcheck plan`"),
+    ('[plan]\nexplain = "maybe"\n', {}, "is a switch"),
+    ("[plan\n", {}, "not valid TOML"),
+    ("", {"ENVCHECK_OS": "beos"}, "'beos' is not one of"),
+])
+def test_bad_settings_are_one_line_exit_2(tmp_path, text, env, words):
+    (tmp_path / "envcheck.toml").write_text(text)
+    r = sh(["plan", "--backend", "cpu", "--format", "pip"], cwd=tmp_path, env=env)
+    assert r.returncode == 2, r.stdout
+    assert words in r.stderr and "Traceback" not in r.stderr
+
+
+def test_config_file_flag(tmp_path):
+    assert "no such file" in sh(["--config", str(tmp_path / "none.toml"), "gpus"]).stderr
+    f = tmp_path / "team.toml"
+    f.write_text('[plan]\nbackend = "cpu"\n')
+    _, s = settings_of(sh(["config", "plan", "--json", "--config", str(f)], cwd=tmp_path))
+    assert s["--backend"]["value"] == "cpu"
+
+
+# ---- completion
+
+@pytest.mark.parametrize("shell,check", [("bash", ["bash", "-n"]), ("zsh", ["zsh", "-n"]), ("fish", ["fish", "-n"]),
+                                         ("powershell", None)])
+def test_completion_scripts_parse_in_their_shells(shell, check, tmp_path):
+    r = sh(["completion", shell])
+    assert r.returncode == 0 and "envcheck" in r.stdout
+    if check is None:
+        assert "Register-ArgumentCompleter" in r.stdout
+        return
+    if not shutil.which(check[0]):
+        pytest.skip(f"{check[0]} is not installed (.ci/run installs it)")
+    f = tmp_path / f"envcheck.{shell}"
+    f.write_text(r.stdout)
+    res = subprocess.run([*check, str(f)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
+def test_bash_completes_gpu_names_through_the_real_script(tmp_path):
+    """bash sources the script and asks it, as a user's <Tab> would; envcheck answers from the matrix."""
+    script = tmp_path / "envcheck.bash"
+    script.write_text(sh(["completion", "bash"]).stdout)
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "envcheck").write_text(f"#!/bin/sh\nexec {sys.executable} -m envcheck \"$@\"\n")
+    (shim / "envcheck").chmod(0o755)
+    line = "envcheck plan --gpu rtx409"
+    prog = (f"source {script}; COMP_LINE='{line}'; COMP_POINT={len(line)}; COMP_WORDS=(envcheck plan --gpu rtx409); "
+            "COMP_CWORD=3; _python_argcomplete envcheck; printf '%s\\n' \"${COMPREPLY[@]}\"")
+    env = dict(os.environ, PATH=f"{shim}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+    r = subprocess.run(["bash", "-c", prog], capture_output=True, text=True, env=env, timeout=120)
+    got = set(r.stdout.split())
+    assert "rtx4090" in got, r.stdout + r.stderr
+    assert all(g.lower().startswith("rtx409") for g in got)
+    line = "envcheck pl"
+    prog = (f"source {script}; COMP_LINE='{line}'; COMP_POINT={len(line)}; COMP_WORDS=(envcheck pl); COMP_CWORD=1; "
+            "_python_argcomplete envcheck; printf '%s\\n' \"${COMPREPLY[@]}\"")
+    r = subprocess.run(["bash", "-c", prog], capture_output=True, text=True, env=env, timeout=120)
+    assert r.stdout.split() == ["plan"]
+
+
+# ---- progress
+
+class _Tty:
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("env,shown", [({}, True), ({"CI": "true"}, False), ({"CI": "1"}, False),
+                                       ({"TERM": "dumb"}, False), ({"CI": "false"}, True)])
+def test_progress_only_on_a_terminal_and_never_under_ci(env, shown):
+    from envcheck.ci import progress_allowed
+
+    assert progress_allowed(_Tty(), env) is shown
+    assert progress_allowed(io.StringIO(), {}) is False  # not a terminal
+
+
+def test_verbose_says_where_settings_came_from(tmp_path):
+    (tmp_path / "envcheck.toml").write_text('[plan]\nbackend = "cpu"\n')
+    args = ["plan", "--os", "linux", "--format", "pip"]
+    loud = sh(["-v", *args], cwd=tmp_path, env={"ENVCHECK_PYTHON": "3.11"})
+    assert f"config file: {tmp_path / 'envcheck.toml'}" in loud.stderr
+    assert "--python = '3.11' (from $ENVCHECK_PYTHON)" in loud.stderr
+    assert "--backend = 'cpu'" in loud.stderr
+    plain = sh(args, cwd=tmp_path, env={"ENVCHECK_PYTHON": "3.11"})
+    assert "config file" not in plain.stderr and plain.stdout == loud.stdout
+
+
+def test_variables_the_code_reads_itself_never_become_flag_defaults():
+    """Any ENVCHECK_* name the code reads on its own (its own meaning) must be in READ_ELSEWHERE when
+    it has the name a flag's variable would have — else the two meanings collide."""
+    import re as _re
+
+    from envcheck.cli import build_parser
+    from envcheck.cli.conventions import each_parser
+    from envcheck.settings import ENV_PREFIX, READ_ELSEWHERE, _actions
+
+    flag_vars = set()
+    for path, p in each_parser(build_parser()):
+        for dest in _actions(p):
+            flag_vars.add(f"{ENV_PREFIX}{dest.upper()}")
+            if path:
+                flag_vars.add(f"{ENV_PREFIX}{'-'.join(path).upper()}_{dest.upper()}")
+    read = set()
+    for f in (ROOT / "envcheck").rglob("*.py"):
+        if f.name != "settings.py":
+            read |= set(_re.findall(r"[\"'](ENVCHECK_[A-Z][A-Z_]*[A-Z])[\"']", f.read_text(encoding="utf-8")))
+    assert (read & flag_vars) <= READ_ELSEWHERE, sorted((read & flag_vars) - READ_ELSEWHERE)
