@@ -118,7 +118,7 @@ def test_headline_format_all(cli, tmp_path):
     assert r.code == 0, r.err
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(["requirements.txt", "environment.yml", "Dockerfile", "envcheck.lock.toml",
-                            "pyproject.uv.toml", "install.sh"])
+                            "pyproject.uv.toml", "install.sh", "pixi.toml", "variants.env"])  # (pylock: network)
     wanted = ["[system] rocdxg-runtime", "[python] venv", "[post-install] remove-bundled-libhsa",
               "[post-install] enable-dxg-detection", "[verify] verify"]
     for path in out.iterdir():
