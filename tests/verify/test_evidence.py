@@ -74,7 +74,7 @@ def test_nccl_of_two_cuda_majors_is_a_finding_with_the_exact_uninstall(cli, tmp_
     saved = tmp_path / "facts.json"
     saved.write_text(json.dumps(facts))
     e = cli(["explain", "--facts", str(saved), "--json", "torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister"])
-    (f,) = e.json()
+    (f,) = e.json()["findings"]
     assert f["rule"] == "nccl-symbol-mismatch"
     assert "uninstall -y nvidia-nccl-cu12` (torch uses CUDA 13)" in f["fix"]
     assert "installed: nvidia-nccl-cu12 2.21.5, nvidia-nccl-cu13 2.27.7" in f["cause"]

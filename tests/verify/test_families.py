@@ -31,7 +31,7 @@ def test_family_is_recognised_in_a_public_report(cli, msg):
     assert msg["source"].startswith("https://"), msg
     r = explain(cli, msg["text"], *msg.get("flags", []))
     assert r.code == 0, r.err
-    findings = r.json()
+    findings = r.json()["findings"]
     assert findings[0]["rule"] == msg["family"], [f["rule"] for f in findings]
     f = findings[0]
     assert f["cause"] and f["fix"] and f["source"]
@@ -87,31 +87,31 @@ def test_a_windows_paste_on_a_linux_machine_gets_the_windows_answer(cli):
     Windows, so no `pip install triton==…` (which has no Windows wheel)."""
     msg = next(m for m in MESSAGES if m["family"] == "triton-missing-windows")
     r = cli(["explain", "--json", msg["text"]])
-    rules = [f["rule"] for f in r.json()]
+    rules = [f["rule"] for f in r.json()["findings"]]
     assert rules == ["triton-missing-windows"]
-    assert "triton-windows" in r.json()[0]["fix"]
+    assert "triton-windows" in r.json()["findings"][0]["fix"]
 
 
 def test_a_mac_paste_gets_mps_not_a_cuda_build(cli):
     r = explain(cli, "AssertionError: Torch not compiled with CUDA enabled\n"
                      "  File \"/Users/me/proj/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py\"")
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     assert "mps" in f["fix"] and "download.pytorch.org/whl/cu" not in f["fix"]
 
 
 def test_the_gfx_target_in_the_text_picks_the_rocm_build(cli):
     r = explain(cli, "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek "
                      "for GPU arch : gfx1100")
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     assert "gfx1100" in f["fix"] and "rocm" in f["fix"], f["fix"]
 
 
 def test_flags_add_what_the_text_lacks(cli):
-    bare = explain(cli, "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!").json()[0]
+    bare = explain(cli, "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!").json()["findings"][0]
     assert "gfx1100" not in bare["fix"]
     r = explain(cli, "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
                 "--gpu", "RX 7900 XTX", "--os", "linux")
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     assert "gfx1100" in f["cause"] and "`envcheck plan` picks for this machine, which carries gfx1100" in f["fix"]  # #10 wording
     assert "+rocm" in f["fix"]
 
@@ -120,7 +120,7 @@ def test_driver_flag_limits_the_build(cli):
     """A CPU build on a GPU machine: the CUDA build offered must run on the driver given."""
     r = explain(cli, "AssertionError: Torch not compiled with CUDA enabled", "--gpu", "RTX 3090", "--driver",
                 "470.82.01")
-    (f,) = r.json()
+    (f,) = r.json()["findings"]
     m = re.search(r"\+cu(\d+)", f["fix"])
     assert m, f["fix"]
     assert int(m.group(1)[:2]) <= 11, f["fix"]  # driver 470 runs CUDA 11.x, never a cu12x build
@@ -138,7 +138,7 @@ def test_bad_flags_are_usage_errors(cli):
 def test_list_prints_every_family_with_evidence_cause_fix_source(cli):
     r = cli(["explain", "--list", "--json"])
     assert r.code == 0
-    rows = r.json()
+    rows = r.json()["findings"]
     assert len(rows) >= 40
     for row in rows:
         assert row["evidence"] and row["cause"] and row["fix"] and row["source"], row["family"]
