@@ -96,3 +96,12 @@ def torch_version(python):
 
 
 __all__ = ["TORCH", "python311", "run", "torch_version"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests here drive the real tools (uv, pip, bash running the Action's steps, envcheck as a
+    process): they start child processes on purpose (the guard in tests/conftest.py)."""
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).parent == here:
+            item.add_marker(pytest.mark.subprocess)

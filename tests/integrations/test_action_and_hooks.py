@@ -91,9 +91,10 @@ def test_action_plan_with_quoted_gpu_and_strict(tmp_path, action_python):
     assert code == 0, logs[-1].stderr[-2000:]
     plan = json.loads((tmp_path / outputs["report"]).read_text())
     assert plan["chosen"]["torch"] and plan["machine"]["gpus"][0]["arch"] == "sm_89"
+    # --prefer newest takes the newest release, whose rows are unverified: a plan with caveats
     _, logs, code, outputs, _ = run_action(tmp_path, python=action_python, command="plan", strict="true",
-                                           args='--gpu "RTX 4090" --driver 580.65.06 --python 3.12')
-    assert code == 1 and "--strict" in logs[-1].stderr  # this plan has caveats
+                                           args='--gpu "RTX 4090" --driver 580.65.06 --python 3.12 --prefer newest')
+    assert code == 1 and "--strict" in logs[-1].stderr
 
 
 def test_action_refuses_another_command(tmp_path, action_python):
