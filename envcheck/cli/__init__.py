@@ -218,6 +218,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     pre.add_argument("--config", type=Path)
     pre.add_argument("--no-config", action="store_true")
     early, _ = pre.parse_known_args(argv)
+    if early.config is not None and (not isinstance(early.config, Path) or str(early.config) in ("", ".", "--")):
+        sys.stderr.write("envcheck: error: --config: give a settings file (--config envcheck.toml)\n")
+        return 2
     try:
         settings = apply_settings(target, "-".join(path), early.config, early.no_config, os.environ, Path.cwd())
     except EnvcheckError as exc:

@@ -229,8 +229,8 @@ def _tmp() -> str:
 @hostile(40)
 @given(payload=payloads)
 def test_rendered_files_carry_no_foreign_line(matrix, tally, payload):
-    from envcheck.render.files import (render_dockerfile, render_environment, render_lock, render_requirements,
-                                       render_uv)
+    from envcheck.render.files import render_dockerfile, render_environment, render_lock, render_requirements
+    from envcheck.render.uvproject import render_uv
 
     plan = _evil_plan(matrix, payload)
     base = _evil_plan(matrix, "NVIDIA A100")

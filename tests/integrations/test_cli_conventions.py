@@ -82,7 +82,8 @@ def test_color_after_the_command_and_bad_value():
 
 # ---- strict, quiet
 
-STRICT = ["plan", "--gpu", "RTX 4090", "--driver", "580.65.06", "--python", "3.12", "--format", "pip"]
+# --prefer newest: the newest release's rows are unverified, so this plan carries caveats
+STRICT = ["plan", "--gpu", "RTX 4090", "--driver", "580.65.06", "--python", "3.12", "--format", "pip", "--prefer", "newest"]
 
 
 def test_strict_fails_on_warnings(cli):

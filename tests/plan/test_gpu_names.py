@@ -43,7 +43,7 @@ def test_pci_id_of_a_known_gpu_is_that_gpu(matrix, cli):
     r = cli(["plan", "--gpu", "10de:2684", "--json"])
     assert r.code == 0 and r.json()["machine"]["gpus"][0]["name"] == matrix.find_gpu("RTX 4090").name
     g = cli(["gpus", "10de:2684", "--json"]).json()
-    assert [x["arch"] for x in g] == ["sm_89"]
+    assert [x["arch"] for x in g["gpus"]] == ["sm_89"]
 
 
 def test_old_gpus_get_no_official_build(matrix):

@@ -126,12 +126,14 @@ def test_cycle_finder_finds_one():
 
 
 #: modules every command may import: the shared flags and the console (DESIGN.md "Layers")
-CLI_SHARED = {"envcheck.cli.flags", "envcheck.cli.output"}
+CLI_SHARED = {"envcheck.cli.flags", "envcheck.cli.output", "envcheck.cli.conventions"}  # + colour/quiet/strict/JSON rules
 #: command → cli module it still imports, with the work that removes the import
 CLI_KNOWN = {
     ("envcheck.cli.plan", "envcheck.cli.plan_text"): "plan's own text output, split out for size",
     ("envcheck.cli.docker", "envcheck.cli.verify"): "verify's collection and report move to app/ "
                                                     "with the check registry (#11)",
+    ("envcheck.cli.config", "envcheck.cli.build_parser"): "`envcheck config` lists every command's settings: "
+                                                          "the whole parser is its input",
 }
 
 
