@@ -10,16 +10,15 @@ Dockerfile's FROM (python:3.11-slim-bookworm, what a user pulls) is pointed at t
 
 from __future__ import annotations
 
-import http.server
 import io
 import shutil
 import tarfile
-import threading
 import urllib.parse
 from pathlib import Path
 
 import pytest
 
+from tests.localhttp import serve_directory
 from tests.docker.conftest import RUN, RUN_LABEL, TORCH, run_tag
 
 pytestmark = pytest.mark.docker
@@ -38,19 +37,8 @@ def mirror(wheelhouse, tmp_path_factory):
     shutil.copy(whl, proj / whl.name)
     (proj / "index.html").write_text(f'<html><body><a href="{urllib.parse.quote(whl.name)}">{whl.name}</a></body></html>')
 
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, directory=str(root), **kw)
-
-        def log_message(self, *a):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve_directory(root) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

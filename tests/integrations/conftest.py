@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.localhttp import serve_directory
 from tests.plan.test_install import TORCH, build_simple_index, mirror, python311, wheelhouse  # noqa: F401
 
 
@@ -33,24 +34,12 @@ def universal_wheelhouse(wheelhouse, tmp_path_factory):  # noqa: F811
 def two_variant_index(universal_wheelhouse, tmp_path_factory):
     """The same wheels under /cpu and /cu130 (there is no CUDA wheel on this machine): enough to
     show that uv routes each extra to its own index and keeps them apart."""
-    import http.server
-    import threading
-
     root = tmp_path_factory.mktemp("variants")
     build_simple_index(universal_wheelhouse, root, "cpu")
     shutil.copytree(root / "cpu", root / "cu130")
 
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, directory=str(root), **kw)
-
-        def log_message(self, *a):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serve_directory(root) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

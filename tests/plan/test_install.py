@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import html
-import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
+
+from tests.localhttp import serve_directory
 
 pytestmark = pytest.mark.subprocess  # real interpreters, venvs, tools (tests/README.md)
 
@@ -79,18 +79,8 @@ def mirror(wheelhouse, tmp_path_factory):
     root = tmp_path_factory.mktemp("mirror")
     build_simple_index(wheelhouse, root, "cpu")
 
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, directory=str(root), **kw)
-
-        def log_message(self, *a):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serve_directory(root) as url:
+        yield url
 
 
 def test_cpu_plan_installs_offline_from_a_local_mirror(cli, mirror, tmp_path):
