@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         args.warned = int(getattr(args, "warned", 0) or 0) + len(plan.candidate.warnings)
     args.exit_code = 0 if plan is not None else 1
     written: List[str] = []
-    options: Dict[str, Dict[str, Any]] = {"pip": {"style": args.style}}
+    options: Dict[str, Dict[str, Any]] = {"pip": {"style": args.style}, "variants": {"matrix": matrix}}
     if plan is not None and "uv" in formats:
         options["uv"] = {"extra_plans": extra_plans(result, args.extras, req), "pin_python": args.pin_python}
     if plan is not None and args.output:

@@ -27,10 +27,10 @@ from envcheck.render.uvproject import render_uv
 from envcheck.resolve.plan import Plan
 
 
-def _variants(plan: Plan) -> str:
+def _variants(plan: Plan, matrix: Any = None) -> str:
     from envcheck.render.variantsenv import render_variants_env
 
-    return render_variants_env(plan)
+    return render_variants_env(plan, matrix)
 
 
 def _pylock(plan: Plan) -> str:

@@ -10,13 +10,17 @@ from envcheck.variants import PREVIEW, provider_report
 __all__ = ["render_variants_env"]
 
 
-def render_variants_env(plan: Any) -> str:
+def render_variants_env(plan: Any, matrix: Any = None) -> str:
     """``variants.env``: the override variables (``KEY=value`` lines: ``set -a; . variants.env``,
-    ``docker run --env-file``, ``$GITHUB_ENV``) and, as comments, the properties behind them."""
+    ``docker run --env-file``, ``$GITHUB_ENV``) and, as comments, the properties behind them.
+
+    Args:
+        matrix: the matrix the plan was resolved from (``--matrices``); the built-in one when not given.
+    """
     from envcheck.matrix import load_matrix
     from envcheck.render.common import title, version
 
-    matrix = getattr(plan.resolution, "matrix", None) or load_matrix()
+    matrix = matrix if matrix is not None else load_matrix()
     reports = provider_report(matrix, plan.machine, plan.build.rocm)
     lines = [f"# {title(plan)}", f"# Written by envcheck {version()} (`envcheck plan --format variants`).",
              f"# {PREVIEW}.",

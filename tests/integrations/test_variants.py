@@ -110,3 +110,26 @@ def test_verify_reports_the_variant(cli, tmp_path, venv):
     from tests.conftest import ROOT
 
     jsonschema.validate(doc, json.loads((ROOT / "schemas" / "envcheck.verify.v1.json").read_text()))
+
+
+def test_variants_env_reads_the_given_matrices(cli, tmp_path):
+    """`--matrices DIR` is the data every output comes from, variants.env included (it read the
+    built-in matrix before: a user's own provider row never reached the file)."""
+    import shutil
+
+    from tests.conftest import ROOT
+
+    mx = tmp_path / "mx"
+    shutil.copytree(ROOT / "matrices", mx)
+    vt = mx / "variants.toml"
+    vt.write_text(vt.read_text().replace('arch_override = "NV_VARIANT_PROVIDER_FORCE_SM_ARCH"',
+                                         'arch_override = "MY_SITE_FORCE_SM_ARCH"'))
+    args = ["plan", "--gpu", "RTX 4090", "--driver", "580.65.06", "--format", "variants"]
+    r = cli([*args, "--matrices", str(mx)])
+    assert r.code == 0, r.err
+    assert env_lines(r.out).get("MY_SITE_FORCE_SM_ARCH") == "8.9"
+    assert "NV_VARIANT_PROVIDER_FORCE_SM_ARCH" not in r.out
+    out = tmp_path / "out"
+    w = cli([*args, "--matrices", str(mx), "-o", str(out)])  # the file written by -o, too
+    assert w.code == 0, w.err
+    assert "MY_SITE_FORCE_SM_ARCH=8.9" in (out / "variants.env").read_text().splitlines()
