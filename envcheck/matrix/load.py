@@ -420,6 +420,11 @@ SPECS: Dict[type, Spec] = {
         "example": (_str, True),
         "evidence": (_str, False),
     },
+    m.Limit: {
+        "name": (lambda c: _pattern(c, re.compile(r"[a-z][a-z0-9_]*"), "a snake_case name like 'shm_small_mib'"), True),
+        "value": (_number, True),
+        "unit": (_str, False),
+    },
     m.Tolerance: {
         "check": (_str, True),
         "dtype": (lambda c: _choice(c, ("float64", "float32", "float16", "bfloat16")), True),
@@ -446,7 +451,7 @@ TABLES: List[Tuple[re.Pattern[str], Dict[str, type]]] = [
                                          "constraint": m.CondaConstraint}),
     (re.compile(r"variants\.toml"), {"variant_provider": m.VariantProvider}),
     (re.compile(r"docker\.toml"), {"base_image": m.BaseImage, "ci_target": m.CiTarget}),
-    (re.compile(r"diagnoses\.toml"), {"diagnosis": m.Diagnosis, "tolerance": m.Tolerance}),
+    (re.compile(r"diagnoses\.toml"), {"diagnosis": m.Diagnosis, "tolerance": m.Tolerance, "limit": m.Limit}),
     # written by `envcheck matrix update` (envcheck/update/); one file per (channel, package)
     (re.compile(r"generated-index-[a-z0-9._-]+\.toml"), {"update": m.IndexUpdate, "wheels": m.IndexWheels}),
 ]

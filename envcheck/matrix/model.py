@@ -503,6 +503,16 @@ class Diagnosis(Sourced):
 
 
 @dataclass(frozen=True)
+class Limit(Sourced):
+    """A named threshold a verify finding compares a fact against (``[[limit]]`` in diagnoses.toml):
+    ``shm_small_mib = 1024`` — below it a container's /dev/shm is reported as too small."""
+
+    name: str = ""
+    value: float = 0.0
+    unit: str = ""
+
+
+@dataclass(frozen=True)
 class Tolerance(Sourced):
     """The largest relative error (Frobenius norm, vs a float64 reference) a verify check accepts."""
 

@@ -246,7 +246,7 @@ class _Judge:
     def check_environment(self) -> Check:
         """Wheels of two CUDA majors, CUDA libraries loaded from outside the wheels that provide
         them, a small /dev/shm in a container — each named with the family it causes."""
-        from envcheck.verify.evidence import SHM_SMALL_MIB, mixed_majors, shadowing, shm_mib
+        from envcheck.verify.evidence import limit, mixed_majors, shadowing, shm_mib, shm_small
         from envcheck.verify.rules import HELPERS
 
         f = self.facts
@@ -278,11 +278,12 @@ class _Judge:
                          fix=fix, rule=problems[0][1])
         plat = self.facts.section("platform")
         mib = shm_mib(self.facts)
-        if mib is not None and mib < SHM_SMALL_MIB and plat.get("container"):
+        if shm_small(self.facts, self.ctx.matrix) and plat.get("container"):
             runtime = plat.get("container_runtime") or "a container"
             return Check("environment", "warn",
-                         detail=f"/dev/shm is {mib} MiB in {runtime}: NCCL's shared-memory transport and DataLoader "
-                                f"workers need far more (Docker's default is 64 MB) ({summary})",
+                         detail=f"/dev/shm is {mib} MiB in {runtime}, under {limit(self.ctx.matrix, 'shm_small_mib'):g} "
+                                "MiB (diagnoses.toml limit shm_small_mib): NCCL's shared-memory transport and "
+                                f"DataLoader workers need far more (Docker's default is 64 MB) ({summary})",
                          fix="Start the container with `--shm-size=16g` (or `--ipc=host`); in Kubernetes mount an "
                              "emptyDir with medium: Memory on /dev/shm.", rule="nccl-shm")
         return Check("environment", "pass", detail=summary)

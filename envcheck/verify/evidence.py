@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
+from envcheck.matrix import Matrix
 from envcheck.verify.facts import Facts
 
 #: ``nvidia-nccl-cu12`` → (``nvidia-nccl``, ``12``).
@@ -120,8 +121,26 @@ def shm_mib(facts: Facts) -> Optional[int]:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-#: Below this, NCCL's shared-memory transport and DataLoader workers run out (Docker's default is 64 MB).
-SHM_SMALL_MIB = 1024
+def limit(matrix: Matrix, name: str) -> float:
+    """The value of the ``[[limit]]`` row ``name`` of diagnoses.toml (``shm_small_mib``: below it a
+    container's /dev/shm is too small for NCCL's shared-memory transport and DataLoader workers).
+
+    Raises:
+        DataFileError: the matrix has no such row (a matrices folder from before the row existed).
+    """
+    from envcheck.errors import DataFileError
+
+    for row in matrix.files.get("diagnoses.toml", {}).get("limit", []):
+        if row.name == name:
+            return float(row.value)
+    raise DataFileError(matrix.directory / "diagnoses.toml", "limit",
+                        f"no [[limit]] row named {name!r} (copy it from envcheck's own matrices/diagnoses.toml)")
+
+
+def shm_small(facts: Facts, matrix: Matrix) -> Optional[bool]:
+    """Whether /dev/shm is below the matrix's ``shm_small_mib`` (``None``: its size is not known)."""
+    mib = shm_mib(facts)
+    return None if mib is None else mib < limit(matrix, "shm_small_mib")
 
 
 def ld_path_suspects(facts: Facts) -> List[str]:

@@ -958,13 +958,13 @@ def named_arch(ctx: Context) -> str:
 
 @helper
 def shm_desc(ctx: Context) -> str:
-    from envcheck.verify.evidence import SHM_SMALL_MIB, shm_mib
+    from envcheck.verify.evidence import shm_mib, shm_small
 
     mib = shm_mib(ctx.facts)
     if mib is None:
         return ""
     where = " in a container" if ctx.facts.section("platform").get("container") else ""
-    small = " — too small" if mib < SHM_SMALL_MIB else ""
+    small = " — too small" if shm_small(ctx.facts, ctx.matrix) else ""
     return f" Here /dev/shm is {mib} MiB{where}{small}."
 
 

@@ -254,3 +254,44 @@ def test_a_mac_without_mps_fails_and_with_mps_passes(matrix):
     (ok,) = diagnose(_cpu_build_facts("macos", "arm64", mps_built=True, mps_available=True), machine=machine,
                      matrix=matrix, checks=["cuda_build"])
     assert ok.status == "pass" and "MPS (the Apple GPU) is available" in ok.detail
+
+
+def shm_matrices(tmp_path, value):
+    """A copy of the matrices with the /dev/shm limit row set to ``value`` (None: the row removed)."""
+    import re
+    import shutil
+
+    from tests.conftest import ROOT
+
+    mx = tmp_path / f"mx-{value}"
+    shutil.copytree(ROOT / "matrices", mx)
+    dg = mx / "diagnoses.toml"
+    text, n = re.subn(r'\[\[limit\]\]\nname = "shm_small_mib"\nvalue = 1024\n',
+                      "" if value is None else f'[[limit]]\nname = "shm_small_mib"\nvalue = {value}\n', dg.read_text())
+    assert n == 1
+    if value is None:  # the row's remaining keys would join the table above; drop them too
+        text = re.sub(r'\nunit = "MiB"\nsource = \["https://github.com/pytorch/pytorch#using-pre-built-images"[^\n]*\n'
+                      r'confidence = "community"\nnote = "envcheck\'s own warning line[^\n]*\n', "\n", text)
+    dg.write_text(text)
+    return mx
+
+
+def test_the_shm_limit_is_matrix_data(cli, tmp_path):
+    """The /dev/shm line comes from diagnoses.toml's [[limit]] row (sourced, community): the same
+    facts (64 MiB in a container) warn under the shipped 1024 MiB line, pass under a 32 MiB one, and a
+    matrices folder without the row is a one-line data error."""
+    from tests.conftest import ROOT
+    from tests.verify.conftest import FIXTURES
+
+    facts = str(FIXTURES / "evidence" / "N03-nccl-small-shm.json")
+    row = ROOT.joinpath("matrices", "diagnoses.toml").read_text().split('name = "shm_small_mib"', 1)[1].split("[[", 1)[0]
+    assert 'confidence = "community"' in row and "moby/moby/issues/29492" in row
+    shipped = {c["name"]: c for c in cli(["verify", "--facts", facts, "--json"]).json()["checks"]}
+    assert shipped["environment"]["status"] == "warn" and "under 1024 MiB" in shipped["environment"]["detail"]
+    r = cli(["verify", "--facts", facts, "--json", "--matrices", str(shm_matrices(tmp_path, 32))])
+    low = {c["name"]: c for c in r.json()["checks"]}
+    assert low["environment"]["status"] == "pass", low["environment"]
+    assert "too small" not in low["distributed"]["detail"] and "/dev/shm is 64 MiB" in low["distributed"]["detail"]
+    gone = cli(["verify", "--facts", facts, "--matrices", str(shm_matrices(tmp_path, None))])
+    assert gone.code == 2 and "shm_small_mib" in gone.err and "Traceback" not in gone.err
+    assert len(gone.err.strip().splitlines()) == 1, gone.err
