@@ -59,3 +59,68 @@ def test_community_and_third_party_facts_are_not_official(matrix):
     for a in matrix.archs.values():
         if "Driver keys: community" in a.note:
             assert a.confidence == "community", a.sm
+
+
+# --- #10 follow-up (h10): kernel lists re-read from the wheels, ROCm gfx lists from wheel readings ---
+
+#: ``torch._C._cuda_getArchFlags()`` as stored in torch/lib/libtorch_python.so of the PyPI wheels
+#: (cp312 manylinux_2_28 files of each release, read 2026-12 with tools/wheel_arch_flags.py)
+PYPI_WHEEL_ARCH_FLAGS = {
+    ("2.6.0", "cu124", "linux-x86_64"): "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90",
+    ("2.7.1", "cu126", "linux-x86_64"): "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90",
+    ("2.8.0", "cu128", "linux-x86_64"): "sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120",
+    ("2.10.0", "cu128", "linux-x86_64"): "sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120",
+    ("2.11.0", "cu130", "linux-aarch64"): "sm_80 sm_90 sm_100 sm_110 sm_120",
+    ("2.13.0", "cu130", "linux-x86_64"): "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120",
+    ("2.13.0", "cu130", "linux-aarch64"): "sm_80 sm_90 sm_100 sm_110 sm_120",
+    ("2.15.0", "cu132", "linux-x86_64"): "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120",
+    ("2.15.0", "cu132", "linux-aarch64"): "sm_80 sm_90 sm_100 sm_110 sm_120",
+}
+
+
+def test_pypi_variant_rows_match_the_wheels_kernel_list(matrix):
+    for (version, variant, plat), flags in PYPI_WHEEL_ARCH_FLAGS.items():
+        got = rows(matrix, version, variant, plat)
+        assert got, (version, variant, plat)
+        for b in got:
+            assert b.sm == tuple(flags.split()) and b.ptx == (), (version, variant, plat, b.sm, b.ptx)
+            assert b.confidence in ("official", "copy"), (version, variant, plat)
+            assert any(s.startswith("wheel:torch-" + version) for s in b.source), b.source
+
+
+def test_cuda_toolkit_is_the_runtime_the_wheel_pins(matrix):
+    # Requires-Dist: cuda-toolkit[...]==X in the PyPI wheels' METADATA (2.13/2.14 pin 13.0.3, which has no
+    # driver row in NVIDIA's table: their rows keep 13.0.2 and are `copy`)
+    for version, tk in (("2.11.0", "13.0.2"), ("2.12.1", "13.0.2"), ("2.15.0", "13.2.2")):
+        variant = "cu132" if version == "2.15.0" else "cu130"
+        for b in rows(matrix, version, variant, "linux-x86_64"):
+            assert b.cuda == tk, (version, b.cuda)
+
+
+# 2.7.1+rocm6.3 / +rocm6.2.4: torch.cuda.get_arch_list() printed in astral-sh/uv#14086;
+# rocm7.2 (2.11.0): printed in astral-sh/uv#18730
+ROCM_WHEEL_GFX = {
+    ("2.7.1", "rocm6.3"): "gfx900 gfx906 gfx908 gfx90a gfx942 gfx1030 gfx1100 gfx1101 gfx1102 gfx1200 gfx1201",
+    ("2.7.1", "rocm6.2.4"): "gfx900 gfx906 gfx908 gfx90a gfx942 gfx1030 gfx1100 gfx1101 gfx1102 gfx1200 gfx1201",
+    ("2.11.0", "rocm7.2"): "gfx900 gfx906 gfx908 gfx90a gfx942 gfx1030 gfx1100 gfx1101 gfx1102 gfx1200 gfx1201 "
+                           "gfx950 gfx1150 gfx1151",
+}
+
+
+def test_rocm_rows_read_off_wheels_are_verified(matrix):
+    for (version, variant), gfx in ROCM_WHEEL_GFX.items():
+        got = rows(matrix, version, variant, "linux-x86_64")
+        assert got, (version, variant)
+        for b in got:
+            assert sorted(b.gfx) == sorted(gfx.split()) and b.confidence == "copy", (version, variant, b.gfx)
+
+
+def test_7900xtx_and_mi300x_default_is_a_verified_rocm_7_set(matrix):
+    # was 2.5.1+rocm6.2 while every 2.6+ ROCm row was unverified; 2.11.0 is the newest release whose
+    # ROCm gfx list was read off a wheel (the 2.12+ lists are still unverified)
+    from tests.conftest import plan_for
+
+    for gpu in ("RX 7900 XTX", "MI300X"):
+        c = plan_for(matrix, gpus=[gpu], os="linux").chosen
+        assert (c.release.version, c.build.variant) == ("2.11.0", "rocm7.2"), (gpu, c.release.version)
+        assert c.build.confidence != "unverified"
