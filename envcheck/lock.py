@@ -12,10 +12,11 @@ schema 1 files).
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
 
+from envcheck.record import record
 from envcheck.errors import DataFileError
 from envcheck.machine.model import Machine
 
@@ -59,7 +60,7 @@ LOCK_SCHEMA = 1
 LOCK_FILE = "envcheck.lock.toml"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Expect:
     """What ``envcheck verify`` must find in an environment installed from a plan (``[expect]``).
 
@@ -165,7 +166,7 @@ class Expect:
         return iter(self.to_dict())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Lock:
     """What a plan promised.
 

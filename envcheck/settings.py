@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from envcheck.record import record
 from envcheck.errors import UsageError
 
 if sys.version_info >= (3, 11):
@@ -48,7 +49,7 @@ READ_ELSEWHERE = {"ENVCHECK_MATRICES", "ENVCHECK_DATA_DIR", "ENVCHECK_CACHE_DIR"
                   "ENVCHECK_NODE", "ENVCHECK_REPORTS", "ENVCHECK_UV", "ENVCHECK_NO_CONFIG"}
 
 
-@dataclass
+@record
 class Settings:
     """What was applied: ``values`` by flag dest, ``origins`` saying where each came from."""
 

@@ -3,10 +3,11 @@ one (probe) — and make the install plan. No argparse, no printing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, cast
 
+from envcheck.record import record
 from envcheck.errors import UsageError
 from envcheck.jsontypes import JSON, JSONObject
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 TARGET_FIELDS = ("gpus", "wsl", "os", "arch", "glibc", "distro", "macos")
 
 
-@dataclass
+@record
 class Target:
     """The machine to plan for, as the user described it (all optional; nothing → this machine).
 
@@ -44,7 +45,7 @@ class Target:
         return any(getattr(self, f) for f in TARGET_FIELDS)
 
 
-@dataclass
+@record
 class PlanRequest:
     """Everything ``plan`` needs: the target, what to install, where the matrix is, how to write."""
 
@@ -59,7 +60,7 @@ class PlanRequest:
     without: Sequence[str] = ()
 
 
-@dataclass
+@record
 class PlanResult:
     """The matrix read, the resolution (every candidate with its reasons) and the plan (``None``
     when no build fits)."""

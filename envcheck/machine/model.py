@@ -8,16 +8,17 @@ One type for all three, so ``envcheck probe -o machine.toml`` on a cluster node 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, field, fields
 from typing import Dict, List, Optional
 
+from envcheck.record import record
 from envcheck.jsontypes import JSON, JSONObject
 
 OSES = ("linux", "windows", "macos")
 CPU_ARCHES = ("x86_64", "aarch64", "arm64", "x86")  # the names of matrices/platforms.toml [[cpu_arch]]
 
 
-@dataclass
+@record
 class GpuDevice:
     """One GPU of the machine.
 
@@ -54,7 +55,7 @@ class GpuDevice:
         return int(digits[:-1]), int(digits[-1])
 
 
-@dataclass
+@record
 class Machine:
     """Everything about a machine that decides which torch build runs on it.
 

@@ -11,7 +11,7 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, cast
 
 from envcheck.errors import DataFileError, UnknownGpuError, UsageError
 from envcheck.matrix import model as m
@@ -127,6 +127,9 @@ class Matrix:
             for v in b.torch:
                 self._builds_by_release.setdefault(v, []).append(b)
         self._gpu_index: Optional[Dict[str, m.Gpu]] = None
+        #: answers of the lookups the resolver asks for every candidate ((method, argument) → row);
+        #: the rows never change after loading
+        self._memo: Dict[Tuple[str, str], object] = {}
 
     # -- torch -----------------------------------------------------------------------------
     def builds_for(self, version: str) -> List[m.Build]:
@@ -147,6 +150,12 @@ class Matrix:
     # -- CUDA --------------------------------------------------------------------------------
     def toolkit(self, cuda: str) -> Optional[m.Toolkit]:
         """The toolkit row for a build's ``cuda`` (``"12.8.0"``); for a bare ``"12.8"`` the GA row."""
+        key = ("toolkit", cuda)
+        if key not in self._memo:
+            self._memo[key] = self._toolkit(cuda)
+        return cast(Optional[m.Toolkit], self._memo[key])
+
+    def _toolkit(self, cuda: str) -> Optional[m.Toolkit]:
         want = vkey(cuda)
         for t in self.toolkits:
             if vkey(t.version) == want:
@@ -172,6 +181,12 @@ class Matrix:
 
         ``None`` for tags that state no floor (``linux_x86_64``) or non-Linux tags.
         """
+        key = ("glibc_floor", wheel_tag)
+        if key not in self._memo:
+            self._memo[key] = self._glibc_floor(wheel_tag)
+        return cast(Optional[str], self._memo[key])
+
+    def _glibc_floor(self, wheel_tag: str) -> Optional[str]:
         floors = []
         for tag in wheel_tag.split("."):  # a compressed tag set needs only its lowest floor
             mt = re.match(r"manylinux_(\d+)_(\d+)_", tag)
@@ -362,10 +377,11 @@ class Matrix:
 
     def previous_release(self, version: str) -> Optional[m.Release]:
         """The release just before ``version`` (by version order), if any."""
-        for i, r in enumerate(self.releases):
-            if r.version == version:
-                return self.releases[i + 1] if i + 1 < len(self.releases) else None
-        return None
+        key = ("previous_release", version)
+        if key not in self._memo:
+            self._memo[key] = next((self.releases[i + 1] if i + 1 < len(self.releases) else None
+                                    for i, r in enumerate(self.releases) if r.version == version), None)
+        return cast(Optional[m.Release], self._memo[key])
 
     def versions(self) -> List[str]:
         return [r.version for r in self.releases]

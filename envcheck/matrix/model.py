@@ -9,11 +9,13 @@ wraps :class:`packaging.version.Version`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Mapping, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
+
+from envcheck.record import record
 
 CONFIDENCE_LEVELS = ("official", "copy", "community", "unverified")
 PLATFORMS = (
@@ -40,6 +42,7 @@ def vkey(text: str) -> Version:
         raise ValueError(f"not a version: {text!r}") from exc
 
 
+@lru_cache(maxsize=256)
 def python_key(py: str) -> Tuple[int, int, bool]:
     """``"3.13t"`` → ``(3, 13, True)``: (major, minor, free-threaded)."""
     m = re.fullmatch(r"(\d+)\.(\d+)(t?)", py)
@@ -48,7 +51,7 @@ def python_key(py: str) -> Tuple[int, int, bool]:
     return int(m.group(1)), int(m.group(2)), bool(m.group(3))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Sourced:
     """Provenance every row carries."""
 
@@ -57,7 +60,7 @@ class Sourced:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Release(Sourced):
     """One torch release: Pythons per platform, what plain PyPI serves, paired packages."""
 
@@ -74,7 +77,7 @@ class Release(Sourced):
     compile_windows: Optional[bool] = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Build(Sourced):
     """A build row: a variant of one or more releases on one or more platforms.
 
@@ -125,7 +128,7 @@ class Build(Sourced):
         return "cpu"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Channel(Sourced):
     """Where wheels are served. ``index_url`` may contain ``{variant}``."""
 
@@ -137,7 +140,7 @@ class Channel(Sourced):
         return self.index_url.replace("{variant}", variant)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Toolkit(Sourced):
     """A CUDA toolkit release and the driver it shipped with (full support, PTX JIT)."""
 
@@ -146,7 +149,7 @@ class Toolkit(Sourced):
     driver_windows: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Family(Sourced):
     """Minor-version compatibility floor for one CUDA major."""
 
@@ -156,7 +159,7 @@ class Family(Sourced):
     floor_windows: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NvArch(Sourced):
     """An NVIDIA architecture (``sm_86``) and the CUDA toolkits that can target it."""
 
@@ -176,7 +179,7 @@ class NvArch(Sourced):
         return int(major), int(minor)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Gpu(Sourced):
     """A GPU model by name: vendor and architecture."""
 
@@ -190,7 +193,7 @@ class Gpu(Sourced):
     host_arch: str = ""  # the only CPU arch this GPU ships with (GH200, GB10, Jetson: aarch64)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RocmWslRelease(Sourced):
     """A ROCm release AMD supports on WSL, the Windows driver it needs, the GPUs it serves."""
 
@@ -200,7 +203,7 @@ class RocmWslRelease(Sourced):
     ubuntu: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Step(Sourced):
     """A post-install step a plan must carry (e.g. removing the bundled libhsa on WSL)."""
 
@@ -210,7 +213,7 @@ class Step(Sourced):
     env: Mapping[str, str] = field(default_factory=dict)  # variables the runtime needs set (ENV)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RecipeRow(Sourced):
     """One step of the install recipe a plan carries (matrices/recipe.toml), chosen by its ``when``.
 
@@ -234,7 +237,7 @@ class RecipeRow(Sourced):
     when: Mapping[str, object] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AmdRoute(Sourced):
     """A way (or the absence of one) to run PyTorch on an AMD GPU outside the resolver's wheel rows:
     AMD's Windows wheels, AMD's multi-arch index, native Linux instead of WSL, a community override.
@@ -253,7 +256,7 @@ class AmdRoute(Sourced):
     url: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Distro(Sourced):
     """A Linux distribution release and the glibc it ships."""
 
@@ -265,7 +268,7 @@ class Distro(Sourced):
     os_release: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ManylinuxAlias(Sourced):
     """A legacy manylinux tag (``manylinux2014``) and its glibc floor."""
 
@@ -273,7 +276,7 @@ class ManylinuxAlias(Sourced):
     glibc: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Marker(Sourced):
     """PEP 508 marker values of a platform (``sys_platform``, ``platform_machine``)."""
 
@@ -287,7 +290,7 @@ class Marker(Sourced):
         return f"sys_platform == '{self.sys_platform}' and platform_machine == '{self.platform_machine}'"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class JetpackGen(Sourced):
     """A JetPack generation: its L4T major, the Ubuntu it ships, the Jetson wheel channels built for it."""
 
@@ -297,7 +300,7 @@ class JetpackGen(Sourced):
     channels: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Chip(Sourced):
     """A GPU chip codename pattern (as the PCI ID database names devices) → vendor and architecture."""
 
@@ -308,7 +311,7 @@ class Chip(Sourced):
     integrated: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TritonWindows(Sourced):
     """The community triton-windows release that pairs with a torch minor on Windows."""
 
@@ -320,7 +323,7 @@ class TritonWindows(Sourced):
     step: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Companion(Sourced):
     """A torchvision/torchaudio release and the Pythons it has wheels for, per platform key
     (``any``: a py3-none-any wheel serves every Python)."""
@@ -339,7 +342,7 @@ class Companion(Sourced):
         return python in self.python[platform]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CpuArch(Sourced):
     """A CPU architecture: envcheck's name for it, the names people and tools use, and the
     platform-key spelling per OS (``aarch64`` on Linux, ``arm64`` on macOS/Windows)."""
@@ -349,7 +352,7 @@ class CpuArch(Sourced):
     platform: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MacosRelease(Sourced):
     """A macOS release: version, name, Darwin major."""
 
@@ -358,7 +361,7 @@ class MacosRelease(Sourced):
     darwin: Optional[str] = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CondaForgeRow(Sourced):
     """conda-forge ``pytorch`` builds for some releases."""
 
@@ -369,7 +372,7 @@ class CondaForgeRow(Sourced):
     arm_variant: str = ""  # e.g. "tegra" (Jetson) builds
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PytorchChannelRow(Sourced):
     """The ended ``-c pytorch`` conda channel: which CUDA flavours a release had."""
 
@@ -379,7 +382,7 @@ class PytorchChannelRow(Sourced):
     platforms: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CondaConstraint(Sourced):
     """How a conda package gates installation (``__cuda``, ``cuda-version`` run_constrained)."""
 
@@ -390,7 +393,7 @@ class CondaConstraint(Sourced):
     run_constrained: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VariantProvider(Sourced):
     """``[[variant_provider]]`` of ``variants.toml``: a wheel-variant provider plugin (PEP 825/850,
     drafts) — its namespace, the features it reports for a GPU's architecture and its software
@@ -406,7 +409,7 @@ class VariantProvider(Sourced):
     pep: str = ""  # the PEP revisions read
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BaseImage(Sourced):
     """A Docker base image for rendered Dockerfiles."""
 
@@ -422,7 +425,7 @@ class BaseImage(Sourced):
     prerequisites: Tuple[str, ...] = ()  # what the host needs (nvidia-container-toolkit…)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CiTarget(Sourced):
     """A CI image target (nox ``images`` session)."""
 
@@ -431,7 +434,7 @@ class CiTarget(Sourced):
     description: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class IndexUpdate(Sourced):
     """``[[update]]`` of a ``generated-index-<channel>-<package>.toml``: when and from where
     ``envcheck matrix update`` last read a package's files (one row per file).
@@ -450,7 +453,7 @@ class IndexUpdate(Sourced):
     files: int = 0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class IndexWheels(Sourced):
     """``[[wheels]]`` of a generated index file: the wheel files of one release x variant that one
     sub-index serves, as the index listed them.
@@ -477,7 +480,7 @@ class IndexWheels(Sourced):
         return f"{self.version}+{self.variant}" if self.variant else self.version
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Diagnosis(Sourced):
     """A known error message and what it means (``matrices/diagnoses.toml``).
 
@@ -502,7 +505,7 @@ class Diagnosis(Sourced):
     evidence: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limit(Sourced):
     """A named threshold a verify finding compares a fact against (``[[limit]]`` in diagnoses.toml):
     ``shm_small_mib = 1024`` — below it a container's /dev/shm is reported as too small."""
@@ -512,7 +515,7 @@ class Limit(Sourced):
     unit: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tolerance(Sourced):
     """The largest relative error (Frobenius norm, vs a float64 reference) a verify check accepts."""
 

@@ -31,7 +31,6 @@ from envcheck.machine.model import Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import Build, python_key, vkey
 from envcheck.resolve.rules import (
-    CHECKS,
     VENDOR_NAMES,
     Context,
     build_pythons,
@@ -39,6 +38,8 @@ from envcheck.resolve.rules import (
     check_platform,
     name_of,
     py_span,
+    pythons_of,
+    run_checks,
 )
 from envcheck.resolve.index_only import index_only_candidates
 from envcheck.resolve.types import REASON_CODES, Candidate, Reason, Request, Resolution
@@ -67,7 +68,7 @@ def enumerate_candidates(matrix: Matrix, machine: Machine) -> List[Candidate]:
             on_platform = [b for b in rows if platform in b.platforms] or rows
             by_python: Dict[Optional[str], Build] = {}
             for b in on_platform:
-                for listed in build_pythons(Candidate(release, b, None), platform):
+                for listed in pythons_of(release, b, platform):
                     by_python.setdefault(listed, b)
             if machine.python:
                 pys: Sequence[Optional[str]] = [machine.python]
@@ -159,9 +160,7 @@ def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
         from envcheck.resolve.nightly import nightly_candidates
 
         cands += nightly_candidates(matrix, machine, request.nightly)
-    for c in cands:
-        for check in CHECKS:
-            check(c, ctx)
+    run_checks(cands, ctx)
     cands += index_only_candidates(matrix, machine)
     release_index = {r.version: i for i, r in enumerate(matrix.releases)}
     for c in cands:  # a nightly ranks as a release of its own, after those on record
@@ -209,14 +208,9 @@ def _no_build_status(
         return "no_build", None
     cpu_request = Request(request.torch, request.torch_text, "cpu", request.compile, request.prefer)
     cpu_ctx = Context(matrix, machine, cpu_request)
-    fallback = []
-    for c in enumerate_candidates(matrix, machine):
-        if c.build.backend not in ("cpu", "mps"):
-            continue
-        for check in CHECKS:
-            check(c, cpu_ctx)
-        if c.accepted:
-            fallback.append(c)
+    cpu = [c for c in enumerate_candidates(matrix, machine) if c.build.backend in ("cpu", "mps")]
+    run_checks(cpu, cpu_ctx)
+    fallback = [c for c in cpu if c.accepted]
     complete = None if request.prefer == "newest" else {c.release.version for c in fallback if complete_set(c)}
     fallback.sort(key=lambda c: rank_key(c, release_index, machine, None, complete))
     best = fallback[0] if fallback else None

@@ -20,15 +20,16 @@ Where conda-forge has no build for the GPU at all — ROCm, AMD on WSL, Intel XP
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
 from typing import List, Optional, Tuple
 
+from envcheck.record import record
 from envcheck.matrix.model import CondaForgeRow, vkey
 
 __all__ = ["CondaChoice", "choose_conda"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CondaChoice:
     """A conda-forge build: ``pytorch={torch}`` with ``cuda-version={cuda_version}`` (``None`` for the
     CPU build), for ``python``; ``why`` says how it was picked."""

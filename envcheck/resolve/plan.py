@@ -8,9 +8,10 @@ machine needs, the conda and Docker choices, and what ``verify`` must find later
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
+from envcheck.record import record
 from envcheck.errors import UsageError
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import BaseImage, Marker, Step, vkey
@@ -82,7 +83,7 @@ def cudnn_version_int(cudnn: str) -> int:
     return major * (10000 if major >= 9 else 1000) + minor * 100 + patch
 
 
-@dataclass
+@record
 class Plan:
     """A chosen build, ready to render.
 

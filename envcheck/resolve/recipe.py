@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Sequence, Tuple
 
+from envcheck.record import record
 from envcheck.jsontypes import JSONObject
 from envcheck.matrix.load import RECIPE_KINDS
 from envcheck.matrix.model import RecipeRow, Step, vkey
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 LOCK_NAME = "envcheck.lock.toml"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RecipeStep:
     """One step of a plan's recipe, placeholders filled in.
 

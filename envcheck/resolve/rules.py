@@ -20,12 +20,14 @@ all come from the matrix; the *rules* below are the general laws those facts obe
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import field
+from functools import lru_cache
 from typing import Callable, List, Optional, Sequence, Tuple
 
+from envcheck.record import record
 from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix
-from envcheck.matrix.model import python_key, vkey
+from envcheck.matrix.model import Build, Release, python_key, vkey
 from envcheck.resolve.types import Candidate, Request
 
 OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
@@ -34,22 +36,30 @@ VENDOR_BACKEND = {"nvidia": "cuda", "amd": "rocm", "intel": "xpu", "apple": "mps
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}
 
 
-@dataclass
+@record
 class Context:
-    """The inputs every check reads (all immutable during one resolve)."""
+    """The inputs every check reads (all immutable during one resolve).
+
+    What the checks ask of the machine for every candidate is worked out once, here:
+
+    Attributes:
+        platform: the machine's platform key (``linux-x86_64``).
+        windows_driver: the NVIDIA driver is a Windows one (native Windows, or WSL2 where the host
+            driver is used).
+        served_gpus: :attr:`Machine.served_gpus`.
+    """
 
     matrix: Matrix
     machine: Machine
     request: Request
+    platform: str = field(init=False)
+    windows_driver: bool = field(init=False)
+    served_gpus: List[GpuDevice] = field(init=False)
 
-    @property
-    def platform(self) -> str:
-        return self.machine.platform
-
-    @property
-    def windows_driver(self) -> bool:
-        """The NVIDIA driver is a Windows one (native Windows, or WSL2 where the host driver is used)."""
-        return self.machine.os == "windows" or self.machine.wsl
+    def __post_init__(self) -> None:
+        self.platform = self.machine.platform
+        self.windows_driver = self.machine.os == "windows" or self.machine.wsl
+        self.served_gpus = self.machine.served_gpus
 
 
 # -- formatting helpers ---------------------------------------------------------------------
@@ -75,6 +85,7 @@ def py_span(pys: Sequence[str]) -> str:
     return ", ".join(parts) or "none"
 
 
+@lru_cache(maxsize=1024)
 def _cap(sm: str) -> Tuple[int, int, bool]:
     """``sm_86`` → (8, 6, False); ``sm_90a`` → (9, 0, True) — arch-specific; ``compute_120`` too."""
     mt = re.fullmatch(r"(?:sm|compute)_(\d+?)(\d)([af]?)", sm)
@@ -97,11 +108,19 @@ def arch_serves(
         PTX at or below the capability (JIT-compiled at first use). All empty = nothing runs.
         Shared by the resolver and ``envcheck verify``'s arch check.
     """
+    exact, compatible, jit = _arch_serves(tuple(sm), tuple(ptx), major, minor)
+    return list(exact), list(compatible), list(jit)
+
+
+@lru_cache(maxsize=4096)
+def _arch_serves(sm: Tuple[str, ...], ptx: Tuple[str, ...], major: int, minor: int) -> Tuple[
+        Tuple[str, ...], Tuple[Tuple[int, str], ...], Tuple[Tuple[int, str], ...]]:
+    """:func:`arch_serves` once per kernel list and capability (builds share their lists)."""
     cubins = [_cap(s) + (s,) for s in sm]
-    exact = [s for ma, mi, sp, s in cubins if (ma, mi) == (major, minor)]
-    compatible = [(mi, s) for ma, mi, sp, s in cubins if ma == major and mi <= minor and not sp]
-    jit = [(ma * 10 + mi, p) for ma, mi, sp, p in (_cap(p) + (p,) for p in ptx)
-           if ma * 10 + mi <= major * 10 + minor and not sp]
+    exact = tuple(s for ma, mi, sp, s in cubins if (ma, mi) == (major, minor))
+    compatible = tuple((mi, s) for ma, mi, sp, s in cubins if ma == major and mi <= minor and not sp)
+    jit = tuple((ma * 10 + mi, p) for ma, mi, sp, p in (_cap(p) + (p,) for p in ptx)
+                if ma * 10 + mi <= major * 10 + minor and not sp)
     return exact, compatible, jit
 
 
@@ -137,9 +156,14 @@ def check_platform(c: Candidate, ctx: Context) -> None:
 
 def build_pythons(c: Candidate, platform: str) -> Sequence[str]:
     """Pythons with a wheel of this build on ``platform`` (the build's list, else the release's)."""
-    if c.build.python is not None:
-        return c.build.python
-    return c.release.python.get(platform, ())
+    return pythons_of(c.release, c.build, platform)
+
+
+def pythons_of(release: Release, build: Build, platform: str) -> Sequence[str]:
+    """:func:`build_pythons` of a (release, build) pair."""
+    if build.python is not None:
+        return build.python
+    return release.python.get(platform, ())
 
 
 def check_python(c: Candidate, ctx: Context) -> None:
@@ -392,7 +416,7 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
                       f"compute capability {major}.{minor}): {why}{hint}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DriverProblem:
     """Why the machine's NVIDIA driver cannot drive a GPU at all.
 
@@ -445,7 +469,7 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
     """Every GPU the machine asks to be served must be served by this build."""
     m = ctx.machine
     b = c.build
-    gpus = m.served_gpus
+    gpus = ctx.served_gpus
     if not gpus:
         if b.backend in ("cuda", "rocm", "xpu") and ctx.request.backend == "auto":
             vendor = {"cuda": "NVIDIA", "rocm": "AMD", "xpu": "Intel"}[b.backend]
@@ -594,3 +618,62 @@ CHECKS: List[Callable[[Candidate, Context], None]] = [
     check_companions,
     check_unverified,
 ]
+
+#: The checks that read the candidate's Python, and the ``fit`` fields they record. Every other check
+#: is a function of the release, the build and the context alone, reads only ``fit`` fields that such
+#: checks record (gpus reads driver) and records none of these fields — so :func:`run_checks` works
+#: those out once per (release, build) and hands their findings to each of its Pythons.
+PER_PYTHON = (check_python, check_compile, check_companions)
+PER_PYTHON_FIT = frozenset({"python_new", "compile", "triton_windows", "companions_missing"})
+
+
+def run_checks(cands: Sequence[Candidate], ctx: Context) -> None:
+    """Every check of :data:`CHECKS`, in order, on every candidate — the same reasons, warnings and
+    ``fit`` as running them one by one, but the checks that do not read the Python run once per
+    (release, build): a machine whose Python is not given has a candidate per Python of each build
+    (~1,500 candidates, ~300 builds), and their findings are replayed onto the others."""
+    done: dict = {}  # (release, build) -> (steps, fit fields): a step is a check or what checks added
+    for c in cands:
+        key = (id(c.release), id(c.build))
+        plan = done.get(key)
+        if plan is None:
+            done[key] = _check_first(c, ctx)
+            continue
+        steps, fit = plan
+        for step in steps:
+            if step.__class__ is tuple:
+                c.reasons.extend(step[0])
+                c.warnings.extend(step[1])
+            else:
+                step(c, ctx)
+        if fit:
+            c.note(**fit)
+
+
+def _check_first(c: Candidate, ctx: Context) -> tuple:
+    """Run every check on ``c``; return how to do the same to a candidate that differs only in its
+    Python: the steps (a per-Python check, or the (reasons, warnings) the others added in a row) and
+    the ``fit`` fields the others recorded."""
+    steps: list = []
+    fit: dict = {}
+    for check in CHECKS:
+        if check in PER_PYTHON:
+            check(c, ctx)
+            steps.append(check)
+            continue
+        nr, nw, before = len(c.reasons), len(c.warnings), c.fit
+        check(c, ctx)
+        if c.fit is not before:  # it recorded something (Candidate.note makes a new Fit)
+            changed = {k: v for k, v in c.fit.__dict__.items() if before.__dict__[k] is not v}
+            if changed.keys() & PER_PYTHON_FIT:
+                raise AssertionError(f"{check.__name__} records {sorted(changed.keys() & PER_PYTHON_FIT)}, "
+                                     "which a per-Python check records too: add it to PER_PYTHON")
+            fit.update(changed)
+        added = (c.reasons[nr:], c.warnings[nw:])
+        if not (added[0] or added[1]):
+            continue
+        if steps and steps[-1].__class__ is tuple:  # checks in a row: one step
+            steps[-1] = (steps[-1][0] + added[0], steps[-1][1] + added[1])
+        else:
+            steps.append(added)
+    return steps, fit

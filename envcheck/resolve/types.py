@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import ClassVar, Dict, List, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from envcheck.record import record
 from envcheck.errors import UsageError
 from envcheck.jsontypes import JSONObject
 from envcheck.machine.model import Machine
@@ -37,7 +38,7 @@ DEV_RE = r"[0-9]+\.[0-9]+\.[0-9]+\.dev[0-9]{8}"
 BACKEND_RE = re.compile(r"auto|cpu|cuda|rocm|xpu|mps|cu\d{2,3}|rocm\d+\.\d+(\.\d+)?")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Request:
     """What the user asked for beyond the machine.
 
@@ -199,8 +200,19 @@ class Candidate:
         return self.build.variant
 
     def note(self, **facts: object) -> None:
-        """Record ranking facts (``c.note(driver="full")``): ``fit`` becomes an updated copy."""
-        self.fit = replace(self.fit, **facts)  # type: ignore[arg-type]  # checked by Fit's fields at run time
+        """Record ranking facts (``c.note(driver="full")``): ``fit`` becomes an updated copy.
+
+        Raises:
+            TypeError: a name that is not a field of :class:`Fit`.
+        """
+        unknown = facts.keys() - _FIT_FIELDS
+        if unknown:
+            raise TypeError(f"Fit has no field {', '.join(sorted(unknown))}")
+        # dataclasses.replace() without its per-call work (thousands of calls per plan): a copy of
+        # the frozen Fit's fields with these replaced; every Fit field is an init field, no __post_init__
+        new = object.__new__(Fit)
+        new.__dict__.update(self.fit.__dict__, **facts)
+        self.fit = new
 
     def add(self, code: str, message: str, severity: str = "error") -> None:
         (self.reasons if severity == "error" else self.warnings).append(Reason(code, message, severity))
@@ -217,7 +229,10 @@ class Candidate:
         }
 
 
-@dataclass
+_FIT_FIELDS = frozenset(f.name for f in fields(Fit))
+
+
+@record
 class Resolution:
     """The resolver's answer.
 
