@@ -124,3 +124,48 @@ def test_7900xtx_and_mi300x_default_is_a_verified_rocm_7_set(matrix):
         c = plan_for(matrix, gpus=[gpu], os="linux").chosen
         assert (c.release.version, c.build.variant) == ("2.11.0", "rocm7.2"), (gpu, c.release.version)
         assert c.build.confidence != "unverified"
+
+
+# cuDNN of the 1.8-1.12 wheels: the archives pytorch/builder's release branches install
+# (common/install_cuda.sh, windows/internal/cuda_install.bat; "Use cudnn 8.2 for cuda 11.3", pytorch/builder#724;
+# "bump cudnn to 8.3.2.44 for CUDA11.3", pytorch/builder#1000 on the 1.12 branch)
+LEGACY_CUDNN = {
+    ("1.8.1", "cu101", "linux-x86_64"): "7.6.3.30",
+    ("1.8.1", "cu101", "windows-x86_64"): "7.6.4.38",
+    ("1.8.1", "cu111", "linux-x86_64"): "8.0.5.39",
+    ("1.9.0", "cu102", "linux-x86_64"): "7.6.5.32",
+    ("1.10.2", "cu113", "linux-x86_64"): "8.2.0.53",
+    ("1.11.0", "cu115", "windows-x86_64"): "8.3.2.44",
+    ("1.12.1", "cu113", "linux-x86_64"): "8.3.2.44",
+    ("1.12.1", "cu116", "windows-x86_64"): "8.3.2.44",
+}
+
+
+def test_legacy_cuda_rows_carry_the_builder_cudnn(matrix):
+    for (version, variant, plat), cudnn in LEGACY_CUDNN.items():
+        got = rows(matrix, version, variant, plat)
+        assert got, (version, variant, plat)
+        assert {b.cudnn for b in got} == {cudnn}, (version, variant, plat)
+    # every CUDA row from 1.8 on names its cuDNN now (matrix validate is quiet for a reason)
+    assert not [b.torch for b in matrix.builds if b.cuda and not b.cudnn]
+
+
+def test_rocm_wheels_of_torch_1_8_and_1_9(matrix):
+    # download.pytorch.org listing (shared data): 1.8.x +rocm3.10/+rocm4.0.1, 1.9.x +rocm4.0.1/4.1/4.2;
+    # builder's build_rocm.sh bundles rocBLAS kernels for gfx803/900/906/908 only
+    want = {"1.8.0": {"rocm3.10", "rocm4.0.1"}, "1.8.1": {"rocm3.10", "rocm4.0.1"},
+            "1.9.0": {"rocm4.0.1", "rocm4.1", "rocm4.2"}, "1.9.1": {"rocm4.0.1", "rocm4.1", "rocm4.2"}}
+    for version, variants in want.items():
+        got = {b.variant: b for b in matrix.builds_for(version) if b.rocm}
+        assert set(got) == variants, (version, sorted(got))
+        for b in got.values():
+            assert set(b.gfx) == {"gfx803", "gfx900", "gfx906", "gfx908"} and b.confidence != "unverified"
+
+
+def test_radeon_vii_plans_a_rocm_build_of_torch_1_9(matrix):
+    from envcheck.resolve import Request
+    from tests.conftest import plan_for
+
+    c = plan_for(matrix, Request(torch=Request.parse_torch("1.9.0"), torch_text="1.9.0"),
+                 gpus=["Radeon VII"], os="linux").chosen
+    assert c.build.backend == "rocm" and c.release.version == "1.9.0"
