@@ -1,0 +1,92 @@
+"""The ``envcheck`` console script and ``python -m envcheck``: a Ctrl-C at any moment is one line and
+exit 130, never a traceback — also while Python is still importing the rest of envcheck.
+
+This module imports only ``os`` (loaded with the interpreter) and ``_signal`` (built in: the
+``signal`` module would import ``enum`` first); :func:`main` installs its SIGINT handler
+before it imports anything else. While the imports run, SIGINT ends the process at once (nothing has
+been written yet); once they are done Python's own handler is back, so a Ctrl-C during a command
+raises KeyboardInterrupt and the command's clean-up (a file set's rollback, a verify worker's group)
+runs before the same one line. Importing this module changes nothing (a library user's handlers
+stay theirs).
+"""
+
+import os
+
+import _signal as signal  # type: ignore[import-not-found]  # the C module: no Python imports before the handler
+
+INTERRUPTED = "envcheck: interrupted\n"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a Ctrl-C'd command
+
+
+def _say_interrupted() -> None:
+    try:
+        os.write(2, INTERRUPTED.encode())
+    except OSError:  # stderr closed: the exit code still says it
+        pass
+
+
+def _exit_now(signum: int, frame: object) -> None:  # noqa: ARG001 (signal handler signature)
+    _say_interrupted()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _install() -> None:
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when the parent ignores SIGINT
+            signal.signal(signal.SIGINT, _exit_now)
+    except (ValueError, OSError):  # not the main thread (embedded): leave the handler alone
+        pass
+
+
+def _restore() -> None:
+    try:
+        if signal.getsignal(signal.SIGINT) is _exit_now:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except (ValueError, OSError):
+        pass
+
+
+def main(argv: "list[str] | None" = None) -> int:  # a string: no `from __future__` import to wait for
+    """Run envcheck (``envcheck.cli.main``) with Ctrl-C as exit 130 and one line, wherever it lands.
+
+    ``argv=None`` (the program itself): the handler stays installed after the command, for the
+    interpreter's shutdown; a caller passing ``argv`` gets its own handler back.
+    """
+    _install()
+    try:
+        from envcheck.cli import main as cli_main
+    except KeyboardInterrupt:  # the handler was not ours to install (not the main thread)
+        _say_interrupted()
+        return EXIT_INTERRUPTED
+    _restore()
+    try:
+        code = cli_main(argv)
+    except KeyboardInterrupt:  # before or after the command's own handling (parsing, settings)
+        _say_interrupted()
+        code = EXIT_INTERRUPTED
+    if argv is None:  # interpreter shutdown (flushing, atexit) is no place for a traceback either
+        _install()
+        if code == EXIT_INTERRUPTED:
+            _exit_interrupted()
+    return code
+
+
+def _exit_interrupted() -> None:
+    """End the program with 130 after an interruption was handled. Under ``python -m``, CPython
+    remembers a KeyboardInterrupt that once passed through a string ``eval``/``exec`` (namedtuple,
+    dataclasses) even after it was caught, and at exit kills itself with SIGINT instead of returning
+    the code (exit -2 after our one line); so the clean-up runs here (streams, atexit and weakref
+    finalizers) and the process ends with the code it reported."""
+    import atexit
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        os._exit(EXIT_INTERRUPTED)
