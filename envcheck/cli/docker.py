@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from envcheck.cli.flags import add_matrices, add_plan_arguments, plan_request
+from envcheck.cli.flags import add_matrices, add_plan_arguments, check_timeout, plan_request
 
 HELP = "build a Docker image from a plan and verify it from inside"
 
@@ -176,47 +175,33 @@ def _say() -> Any:
 
 # -- build ----------------------------------------------------------------------------------------
 
-def _plan(args: argparse.Namespace) -> Any:
-    """``(matrix, plan)`` from --lock or the plan flags.
+def build_request(args: argparse.Namespace) -> Any:
+    """The ``docker build`` flags as the use case's request: ``--lock`` or the plan flags, not both.
 
     Raises:
-        UsageError: both given, or bad flags; NoCompatibleBuild: no build fits (exit 1).
+        UsageError: both given, or a bad ``--mirror``.
     """
-    from envcheck.errors import NoCompatibleBuild, UsageError
+    from envcheck.app.docker import BuildRequest
+    from envcheck.errors import UsageError
     from envcheck.resolve.plan import parse_mirrors
 
     mirrors = parse_mirrors(args.mirror)
     flags = [f for f in PLAN_FLAGS if getattr(args, f)] + (["backend"] if args.backend != "auto" else [])
-    if args.lock:
-        if flags or mirrors:
-            raise UsageError("--lock builds the plan the lock records: leave out " + ", ".join(
-                f"--{f}" for f in flags + (["mirror"] if mirrors else [])))
-        from envcheck.docker.source import plan_from_lock_file
-        from envcheck.matrix import load_matrix
-
-        matrix = load_matrix(args.matrices)
-        return matrix, plan_from_lock_file(args.lock, matrix)
-    from envcheck.app.plan import plan as plan_use_case
-
-    result = plan_use_case(plan_request(args))
-    matrix, plan = result.matrix, result.plan
-    if plan is None:
-        raise NoCompatibleBuild("no build fits these flags: `envcheck plan --explain` with the same flags lists "
-                                "every candidate and why it was rejected")
-    return matrix, plan
+    if args.lock and (flags or mirrors):
+        raise UsageError("--lock builds the plan the lock records: leave out " + ", ".join(
+            f"--{f}" for f in flags + (["mirror"] if mirrors else [])))
+    packages = [p for p in (args.packages or "").split(",") if p.strip()] or None
+    return BuildRequest(lock=args.lock, plan=None if args.lock else plan_request(args), matrices=args.matrices,
+                        tag=args.tag, base_image=args.base_image, wheelhouse=args.wheelhouse, packages=packages,
+                        keep=args.keep)
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from envcheck.docker.build import build_from_plan
-    from envcheck.docker.engine import connect
+    from envcheck.app.docker import docker_build
 
-    matrix, plan = _plan(args)
-    packages = [p for p in (args.packages or "").split(",") if p.strip()] or None
-    client = connect()
-    out = build_from_plan(client, plan, matrix, tag=args.tag, base_image=args.base_image,
-                          wheelhouse=args.wheelhouse, packages=packages, keep=args.keep, say=_say())
+    out = docker_build(build_request(args), say=_say())
     if args.json:
-        json.dump(out, sys.stdout, indent=1)
+        json.dump(out.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     from rich.markup import escape
@@ -224,57 +209,16 @@ def run_build(args: argparse.Namespace) -> int:
     from envcheck.cli.output import console
 
     con = console()
-    pins = " ".join(f"{k}=={v}" for k, v in out["pins"].items())
-    con.print(f"[bold green]built[/] [bold]{escape(out['tag'])}[/] ({out['id'][:19]}) in {out['seconds']} s")
-    con.print(f"  FROM {escape(out['base_image'])}; {escape(pins)}; wheels: {escape(out['wheels'])}")
-    for n in out["notes"]:
+    pins = " ".join(f"{k}=={v}" for k, v in out.pins.items())
+    con.print(f"[bold green]built[/] [bold]{escape(out.tag)}[/] ({out.id[:19]}) in {out.seconds} s")
+    con.print(f"  FROM {escape(out.base_image)}; {escape(pins)}; wheels: {escape(out.wheels)}")
+    for n in out.notes:
         con.print(f"  note: {escape(n)}")
-    con.print(f"  check it from inside: envcheck docker verify {escape(out['tag'])}")
+    con.print(f"  check it from inside: envcheck docker verify {escape(out.tag)}")
     return 0
 
 
 # -- verify ---------------------------------------------------------------------------------------
-
-def verify_image(client: Any, ref: str, args: argparse.Namespace, checks: List[str]) -> Dict[str, Any]:
-    """Collect facts inside ``ref``: ``{"facts", "machine", "matrix", "lock", "t0", "docker": {...}}``.
-
-    Raises:
-        DockerError: no such image, no Python in it, a container that cannot start.
-        DataFileError: a malformed --lock or lock label.
-    """
-    from envcheck.cli.verify import collect_live
-    from envcheck.docker.engine import engine_version
-    from envcheck.docker.inside import ImageRunner, find_interpreter, image_info, run_options
-    from envcheck.docker.source import lock_from_image, run_flags_for
-    from envcheck.matrix import load_matrix
-    from envcheck.verify.checks import probes_for
-
-    img = image_info(client, ref)
-    lock, lock_from = None, "none"
-    if args.lock:
-        from envcheck.lock import load_lock
-
-        lock, lock_from = load_lock(args.lock), str(args.lock)
-    else:
-        lock = lock_from_image(img)
-        lock_from = "the image's io.envcheck.lock label" if lock else "none (no --lock, no io.envcheck.lock label)"
-    matrix = load_matrix(args.matrices)
-    flags, flags_from = run_flags_for(lock, matrix)
-    options = run_options(flags)
-    t0 = time.monotonic()
-    with ImageRunner(client, img.id, options, keep=args.keep) as runner_:
-        if args.python:
-            python, found = args.python, "given with --python"
-        else:
-            python, has_torch = find_interpreter(runner_)
-            found = "has torch" if has_torch else "the first Python found; torch is not on its path"
-        facts, matrix, machine = collect_live(python, probes_for(checks), args, start=runner_.start)
-        containers = len(runner_.streams)
-    info = {"image": ref, "image_id": img.id, "engine": engine_version(client), "interpreter": python,
-            "interpreter_found": found, "lock": lock_from, "run_flags_from": flags_from, **options.to_dict(),
-            "containers": containers, "kept": bool(args.keep)}
-    return {"facts": facts, "machine": machine, "matrix": matrix, "lock": lock, "t0": t0, "docker": info}
-
 
 def print_docker_head(info: Dict[str, Any]) -> None:
     from rich.markup import escape
@@ -292,109 +236,63 @@ def print_docker_head(info: Dict[str, Any]) -> None:
         con.print(f"  [yellow]skipped[/] {escape(s['flag'])}: {escape(s['reason'])}")
 
 
-def run_verify(args: argparse.Namespace) -> int:
-    from envcheck.cli.verify import report, selected_checks
-    from envcheck.docker.engine import connect
+def _checks(args: argparse.Namespace) -> List[str]:
+    """``--checks``/``--skip`` (and ``--timeout``) checked; the checks they leave."""
+    from envcheck.app.verify import select_checks
 
-    checks = selected_checks(args)
-    client = connect()
-    got = verify_image(client, args.image, args, checks)
+    checks = select_checks(args.checks, args.skip)
+    check_timeout(args.timeout)
+    return checks
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from envcheck.app.docker import ImageVerifyRequest, docker_verify
+    from envcheck.cli.output import CheckProgress, verify_output
+    from envcheck.verify.checks import probes_for
+
+    checks = _checks(args)
+    request = ImageVerifyRequest(image=args.image, checks=checks, lock=args.lock, python=args.python,
+                                 timeout=args.timeout, matrices=args.matrices, keep=args.keep)
+    with CheckProgress.for_stderr(len(probes_for(checks))) as progress:
+        result = docker_verify(request, progress=progress)
     if not args.json:
-        print_docker_head(got["docker"])
-    return report(args, got["facts"], got["lock"], got["machine"], got["matrix"], checks, got["t0"],
-                  extra={"docker": got["docker"]})
+        print_docker_head(result.extra["docker"])  # type: ignore[arg-type]
+    return verify_output(args, result)
 
 
 # -- base -----------------------------------------------------------------------------------------
 
 def run_base(args: argparse.Namespace) -> int:
-    from envcheck.docker.base import ensure_base
-    from envcheck.docker.engine import connect
+    from envcheck.app.docker import docker_base
 
-    client = connect()
-    out = ensure_base(client, args.tag, args.mirror, say=_say(), force=args.force)
+    out = docker_base(args.tag, args.mirror, force=args.force, say=_say())
     if args.json:
-        json.dump(out, sys.stdout, indent=1)
+        json.dump(out.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        what = "built" if out["built"] else "already there (same recipe): not rebuilt"
-        print(f"{out['tag']} {out['id'][:19]}: {what}")
+        what = "built" if out.built else "already there (same recipe): not rebuilt"
+        print(f"{out.tag} {out.id[:19]}: {what}")
     return 0
 
 
 # -- ci -------------------------------------------------------------------------------------------
 
 def run_ci(args: argparse.Namespace) -> int:
-    from envcheck.cli.verify import print_report, selected_checks
-    from envcheck.docker.build import base_row, build_from_plan, remove_image
-    from envcheck.docker.engine import connect
-    from envcheck.docker.wheelhouse import WheelhouseError, prepare
-    from envcheck.errors import UsageError
-    from envcheck.matrix import load_matrix
-    from envcheck.render.files import render_dockerfile
-    from envcheck.verify.diagnose import diagnose
+    from envcheck.app.docker import CiRequest, docker_ci
+    from envcheck.cli.output import CheckProgress, print_report
+    from envcheck.verify.checks import probes_for
 
-    if args.report:  # before any work: never replace what is there without --force, never a non-file
-        from envcheck.fsutil import check_target
-
-        check_target(args.report, args.force, "--report")
-    rows = {t.name: t for t in load_matrix(args.matrices).ci_targets}
-    target = rows.get(args.target)
-    if target is None:
-        raise UsageError(f"no ci_target {args.target!r} in matrices/docker.toml; known: {', '.join(rows)}")
-    doc: Dict[str, Any] = {"target": target.name, "description": target.description, "args": list(target.args)}
-    from envcheck.app.plan import plan as plan_use_case
-    from envcheck.app.plan import request_from_flags
-
-    result = plan_use_case(request_from_flags(list(target.args), f"ci_target {target.name}", args.matrices))
-    matrix, plan = result.matrix, result.plan
-    if plan is None:
-        doc.update(status="no-plan", reason="no build fits the target's flags")
-        return _ci_done(args, doc, 1)
-    doc["dockerfile"] = render_dockerfile(plan)
-    say = _say()
-    row = base_row(plan, matrix, args.base_image)
-    notes: List[str] = []
-    wheels = None
-    for pins in [plan.pins] + ([{"torch": plan.pins["torch"]}] if len(plan.pins) > 1 else []):
-        where = args.wheelhouse_root / target.name / "+".join(pins)  # one folder per attempt
-        try:
-            wheels = prepare(plan, where, pins, row.glibc or "2.17", say)
-            break
-        except WheelhouseError as exc:
-            notes.append(f"{', '.join(f'{k}=={v}' for k, v in pins.items())}: {exc}")
-            say(f"wheels for {', '.join(pins)} cannot be had here")
-    doc["wheel_notes"] = notes
-    if wheels is None:
-        doc.update(status="rendered", reason="rendered only: the wheels cannot be had here ("
-                   + " | ".join(notes)[:1500] + ")")
-        return _ci_done(args, doc, 0)
-    client = connect()
-    tag = f"envcheck-ci/{target.name}:latest"
-    built = build_from_plan(client, plan, matrix, tag=tag, base_image=args.base_image, wheelhouse=wheels, say=say)
-    doc["build"] = {k: v for k, v in built.items() if k != "dockerfile"}
-    doc["dockerfile"] = built["dockerfile"]
-    try:
-        checks = selected_checks(args)
-        got = verify_image(client, tag, args, checks)
-        results = diagnose(got["facts"], got["lock"], got["machine"], got["matrix"], checks)
-        print_docker_head(got["docker"])
-        print_report(results, got["facts"], time.monotonic() - got["t0"], args)
-    finally:
-        if not args.keep_image:
-            remove_image(client, tag)
-    failed = any(c.status == "fail" for c in results)
-    skipped = [c.name for c in results if c.status == "skip"]
-    doc.update(status="failed" if failed else "verified", checks=[c.to_dict() for c in results],
-               facts=got["facts"].to_dict(), docker=got["docker"], skipped_checks=skipped)
-    return _ci_done(args, doc, 1 if failed else 0)
-
-
-def _ci_done(args: argparse.Namespace, doc: Dict[str, Any], code: int) -> int:
-    if args.report:
-        from envcheck.fsutil import write_file
-
-        write_file(args.report, json.dumps(doc, indent=1) + "\n", args.force, "--report")
+    checks = _checks(args)
+    request = CiRequest(target=args.target, matrices=args.matrices, base_image=args.base_image,
+                        wheelhouse_root=args.wheelhouse_root, timeout=args.timeout, checks=checks,
+                        keep_image=args.keep_image, report=args.report, force=args.force)
+    with CheckProgress.for_stderr(len(probes_for(checks))) as progress:
+        result = docker_ci(request, say=_say(), progress=progress)
+    got = result.verified
+    if got is not None:
+        print_docker_head(got.extra["docker"])  # type: ignore[arg-type]
+        print_report(got.checks, got.facts, got.elapsed)
+    doc = result.document
     print(f"ci target {doc['target']}: {doc.get('status')}" + (f" — {doc['reason']}" if doc.get("reason") else "")
           + (f" (report: {args.report})" if args.report else ""))
-    return code
+    return result.exit_code

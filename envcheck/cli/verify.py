@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
-import threading
-import time
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 from envcheck.cli.flags import add_matrices, check_timeout
 
@@ -92,280 +87,28 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def parse_checks(text: Optional[str], flag: str) -> List[str]:
-    """``"matmul, lock"`` → ``["matmul", "lock"]``; ``None`` (flag not given) → ``[]``.
-
-    Raises:
-        UsageError: an unknown check name (the known ones are listed), or a flag given an empty list.
-    """
-    import difflib
-
-    from envcheck.errors import UsageError
-    from envcheck.verify.checks import CHECKS
-
-    names = [n.strip() for n in (text or "").split(",") if n.strip()]
-    if text is not None and not names:
-        raise UsageError(f"{flag} {text!r}: no check named; give a comma-separated list of: {', '.join(CHECKS)}")
-    for n in names:
-        if n not in CHECKS:
-            close = difflib.get_close_matches(n, CHECKS, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise UsageError(f"{flag}: unknown check {n!r}{hint}\n  checks: {', '.join(CHECKS)}")
-    return names
-
-
-def find_interpreter(text: Optional[str]) -> str:
-    """The interpreter to test: ``--python`` as people type it (a path, an environment folder, a
-    name on PATH, a version — :func:`envcheck.pyfind.find_python`), else this one.
-
-    Raises:
-        UsageError: nothing of that description exists.
-    """
-    from envcheck.pyfind import find_python
-
-    return find_python(text)
-
-
-def selected_checks(args: argparse.Namespace) -> List[str]:
-    """The checks ``--checks``/``--skip`` leave, in report order; ``--timeout`` checked too.
-
-    Raises:
-        UsageError: an unknown check, an empty list, none left, or a timeout that is not a finite
-            positive number of seconds.
-    """
-    from envcheck.errors import UsageError
-    from envcheck.verify.checks import CHECKS
-
-    from envcheck.fleet.report import tier_checks
-
-    wanted = parse_checks(args.checks, "--checks") or tier_checks(getattr(args, "tier", None), CHECKS)
-    skip = set(parse_checks(args.skip, "--skip"))
-    checks = [c for c in CHECKS if c in wanted and c not in skip]
-    if not checks:
-        raise UsageError("--checks/--skip leave no check to run")
-    check_timeout(args.timeout)
-    return checks
-
-
 def run(args: argparse.Namespace) -> int:
+    from envcheck.app.verify import VerifyRequest, select_checks, verify
+    from envcheck.cli.output import CheckProgress, verify_output
+
+    checks = select_checks(args.checks, args.skip, getattr(args, "tier", None))
+    check_timeout(args.timeout)
+    request = VerifyRequest(
+        python=args.python, checks=checks, lock=args.lock, facts=args.facts, save_facts=args.save_facts,
+        force=args.force, timeout=args.timeout, matrices=args.matrices, report=args.report, junit=args.junit,
+        host=args.host, distributed=args.distributed,
+        tier=args.tier or ("custom" if args.checks or args.skip else "full"))
     from envcheck.verify.checks import probes_for
 
-    checks = selected_checks(args)
-    if args.save_facts:
-        from envcheck.render.write import check_output_file
+    with CheckProgress.for_stderr(len(probes_for(checks))) as progress:
+        result = verify(request, progress=progress)
+    variant = result.extra.get("variant")
+    if isinstance(variant, dict) and variant.get("installed"):
+        from envcheck.cli.conventions import note
 
-        check_output_file(args.save_facts, args.force, "--save-facts")
-    node = node_outputs_start(args)
-    lock = None
-    if args.lock:
-        from envcheck.lock import load_lock
-
-        lock = load_lock(args.lock)
-    t0 = time.monotonic()
-    machine = None
-    if args.facts:
-        from envcheck.verify.facts import load_facts
-
-        facts = load_facts(args.facts)
-        from envcheck.matrix import load_matrix
-
-        matrix = load_matrix(args.matrices)
-    else:
-        python = find_interpreter(args.python)
-        if node is not None and args.distributed:
-            from envcheck.fleet.dist import run_collectives
-
-            node["distributed"] = run_collectives(python, args.timeout, cuda_hint=_has_nvidia())
-        facts, matrix, machine = collect_live(python, probes_for(checks), args)
-        unusable(facts, args.python)
-        from envcheck.variants import installed_variant
-
-        variant = installed_variant(python, timeout=min(30.0, float(args.timeout or 30.0)))
-        if variant.get("installed"):
-            from envcheck.cli.conventions import note
-
-            label = variant.get("label")
-            note(args, f"torch {variant.get('version')}: wheel variant "
-                 + (f"{label!r} ({', '.join(variant['properties'])})" if label else
-                    "none (a plain wheel; its build is the +label)") + " [preview]")
-        return report(args, facts, lock, machine, matrix, checks, t0, extra={"variant": variant}, node=node)
-    return report(args, facts, lock, machine, matrix, checks, t0, node=node)
-
-
-def _has_nvidia() -> bool:
-    return os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia")
-
-
-def node_outputs_start(args: argparse.Namespace) -> Optional[dict]:
-    """With --report/--junit/--distributed: the node and its output files, checked before anything runs."""
-    if not (getattr(args, "report", None) or getattr(args, "junit", None) or getattr(args, "distributed", False)):
-        return None
-    from envcheck.fleet.output import prepare_node
-
-    return prepare_node(report=args.report, junit=args.junit, host=args.host, facts=args.facts,
-                        distributed=args.distributed, force=args.force)
-
-
-def unusable(facts: Any, given: Optional[str]) -> None:
-    """Bad input, not a failed check: the interpreter never ran envcheck's collector (``/bin/true``,
-    Python 2, a program that is not Python).
-
-    Raises:
-        UsageError: saying what it did instead (exit 2).
-    """
-    from envcheck.errors import UsageError
-
-    from envcheck.verify.diagnose import SHORT_TIMEOUT
-
-    col = facts.section("collector")
-    err = col.get("error")
-    if err and not facts.section("runs") and not facts.section("python"):
-        flag = f"--python {given}" if given else "this interpreter"
-        timeout = col.get("timeout")
-        if col.get("stalled") and isinstance(timeout, (int, float)) and timeout < SHORT_TIMEOUT:
-            raise UsageError(f"--timeout {timeout:g}: too small — {err}\n  starting Python alone takes a moment; "
-                             "use the default (60 s per check)")
-        raise UsageError(f"{flag}: not a usable Python (≥ 3.7) for verify — {err}\n  give a venv's bin/python, "
-                         "a conda env's python, or the environment folder itself")
-
-
-def report(args: argparse.Namespace, facts: Any, lock: Any, machine: Any, matrix: Any, checks: List[str],
-           t0: float, extra: Optional[dict] = None, node: Optional[dict] = None) -> int:
-    """Diagnose ``facts``, save them (``--save-facts``), print the report (or ``--json``, with
-    ``extra`` keys added to the object), write the node report/JUnit (``node``); returns the exit
-    code: 1 if a check failed, else 0."""
-    from envcheck.verify.diagnose import Check, diagnose
-
-    results = diagnose(facts, lock, machine, matrix, checks)
-    if node is not None and "distributed" in node:
-        from envcheck.fleet.dist import CHECK, judge
-
-        status, detail, fix = judge(node["distributed"])
-        results.append(Check(CHECK, status, float(node["distributed"].get("seconds") or 0.0), detail, fix))
-    elapsed = time.monotonic() - t0
-    if node is not None:
-        from envcheck.fleet.output import write_node_outputs
-
-        write_node_outputs(node, [c.to_dict() for c in results], facts.to_dict(),
-                           tier=getattr(args, "tier", None) or ("custom" if args.checks or args.skip else "full"),
-                           lock_path=getattr(args, "lock", None), force=getattr(args, "force", False))
-    if getattr(args, "save_facts", None):
-        from envcheck.render.write import write_output_file
-
-        write_output_file(args.save_facts, json.dumps(facts.to_dict(), indent=1) + "\n",
-                          getattr(args, "force", False), "--save-facts")
-    args.exit_code = 1 if any(c.status == "fail" for c in results) else 0
-    from envcheck.ci import verify_results
-
-    title = facts.section("python").get("executable") or "saved facts"
-    args.warned = int(getattr(args, "warned", 0) or 0) + verify_results(results, str(title))
-    if args.json:
-        doc = {"checks": [c.to_dict() for c in results], "facts": facts.to_dict(), **(extra or {})}
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print_report(results, facts, elapsed, args)
-    return args.exit_code
-
-
-def collect_live(python: str, probes: List[str], args: argparse.Namespace, start: Any = None):
-    """Start the worker first, then load the matrix and probe the machine while torch imports.
-
-    ``start`` is the runner seam for the worker (default :func:`envcheck.runner.start`; ``envcheck
-    docker verify`` passes one that runs it in a container)."""
-    from envcheck import runner
-    from envcheck.verify.collect import collect
-
-    out: dict = {}
-    from envcheck.ci import progress_allowed
-
-    status = _Progress(len(probes)) if progress_allowed(sys.stderr) else None
-    streams: List[Any] = []
-
-    def tracked(argv: Any, env: Any = None, cwd: Any = None) -> Any:
-        stream = (start or runner.start)(argv, env=env)
-        streams.append(stream)
-        return stream
-
-    def work() -> None:
-        try:
-            out["facts"] = collect(python, probes, args.timeout, progress=status.update if status else None,
-                                   start=tracked)
-        except BaseException as exc:  # re-raised in the main thread
-            out["error"] = exc
-
-    t = threading.Thread(target=work, daemon=True)
-    t.start()
-    try:
-        from envcheck.matrix import load_matrix
-        from envcheck.probe import probe_machine
-
-        matrix = load_matrix(args.matrices)
-        machine = probe_machine(matrix, docker=False)  # the GPUs and driver matter here, not Docker
-        while t.is_alive():
-            t.join(0.1)
-    except BaseException:
-        for stream in streams:  # the workers run in their own session: Ctrl-C (or an error here) does not end them
-            stream.kill()
-        raise
-    finally:
-        if status:
-            status.stop()
-    if "error" in out:
-        raise out["error"]
-    facts = out["facts"]
-    facts.data["machine"] = machine.to_dict()
-    return facts, matrix, machine
-
-
-class _Progress:
-    """A one-line spinner on stderr (TTY only): which check is running."""
-
-    def __init__(self, total: int):
-        from rich.console import Console
-
-        self.total, self.done = total, 0
-        self.status = Console(stderr=True).status("verify: starting the worker")
-        self.status.start()
-
-    def update(self, name: str, run: Optional[dict]) -> None:
-        if run is not None:
-            self.done += 1
-            return
-        self.status.update(f"verify: {name} ({self.done + 1}/{self.total})")
-
-    def stop(self) -> None:
-        self.status.stop()
-
-
-STYLE = {"pass": "green", "fail": "bold red", "skip": "dim", "warn": "yellow"}
-
-
-def print_report(results: List[Any], facts: Any, elapsed: float, args: argparse.Namespace) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-
-    con = Console(highlight=False, soft_wrap=True)
-    py = facts.section("python")
-    head = f"envcheck verify — {py.get('executable') or facts.section('collector').get('python') or '(saved facts)'}"
-    if py.get("version"):
-        head += f" (Python {py['version']})"
-    if facts.torch_version:
-        head += f", torch {facts.torch_version}"
-    con.print(f"[bold]{escape(head)}[/bold]")
-    width = max(len(c.name) for c in results)
-    for c in results:
-        secs = f"{c.seconds:6.2f} s" if c.seconds else " " * 8
-        con.print(f" [{STYLE[c.status]}]{c.status.upper():4}[/] {c.name:<{width}} {secs}  {escape(c.detail)}")
-        if c.fix and c.status in ("fail", "warn"):
-            con.print(f"      {'':<{width}}           [bold]fix:[/bold] {escape(c.fix)}")
-    counts = {s: sum(1 for c in results if c.status == s) for s in ("pass", "warn", "skip", "fail")}
-    summary = (f"{len(results)} check{'s' if len(results) != 1 else ''}: {counts['pass']} passed, {counts['warn']} warning(s), "
-               f"{counts['skip']} skipped, {counts['fail']} failed ({elapsed:.1f} s)")
-    workers = facts.section("collector").get("workers")
-    if workers and workers > 1:
-        summary += f"; {workers} worker processes (a check hung or crashed)"
-    con.print(summary)
-    err = facts.section("collector").get("error")
-    if err:
-        con.print(f"[bold red]{escape(err)}[/]")
+        label = variant.get("label")
+        props = variant.get("properties")
+        note(args, f"torch {variant.get('version')}: wheel variant "
+             + (f"{label!r} ({', '.join(map(str, props if isinstance(props, list) else []))})" if label else
+                "none (a plain wheel; its build is the +label)") + " [preview]")
+    return verify_output(args, result)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 
-def prepare_node(*, report: Optional[Path], junit: Optional[Path], host: Optional[str], facts: Optional[Path],
+def prepare_node(*, report: Optional[Union[str, Path]], junit: Optional[Path], host: Optional[str], facts: Optional[Path],
                  distributed: bool, force: bool) -> Dict[str, Any]:
     """Who this node is and where its files go, checked before anything runs (a target that cannot
     be written is exit 2 before minutes of checks).

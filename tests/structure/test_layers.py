@@ -130,8 +130,6 @@ CLI_SHARED = {"envcheck.cli.flags", "envcheck.cli.output", "envcheck.cli.convent
 #: command → cli module it still imports, with the work that removes the import
 CLI_KNOWN = {
     ("envcheck.cli.plan", "envcheck.cli.plan_text"): "plan's own text output, split out for size",
-    ("envcheck.cli.docker", "envcheck.cli.verify"): "verify's collection and report move to app/ "
-                                                    "with the check registry (#11)",
     ("envcheck.cli.config", "envcheck.cli.build_parser"): "`envcheck config` lists every command's settings: "
                                                           "the whole parser is its input",
 }
