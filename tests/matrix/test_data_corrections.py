@@ -152,14 +152,15 @@ def test_legacy_cuda_rows_carry_the_builder_cudnn(matrix):
 
 def test_rocm_wheels_of_torch_1_8_and_1_9(matrix):
     # download.pytorch.org listing (shared data): 1.8.x +rocm3.10/+rocm4.0.1, 1.9.x +rocm4.0.1/4.1/4.2;
-    # builder's build_rocm.sh bundles rocBLAS kernels for gfx803/900/906/908 only
+    # builder's build_rocm.sh bundles rocBLAS for gfx803/900/906/908, but torch's own kernels have no
+    # gfx803: pytorch/pytorch#53738 (RX 480), ROCm/legacy-rocm-build#1471 (1.8.1+rocm4.0.1 on an RX 580)
     want = {"1.8.0": {"rocm3.10", "rocm4.0.1"}, "1.8.1": {"rocm3.10", "rocm4.0.1"},
             "1.9.0": {"rocm4.0.1", "rocm4.1", "rocm4.2"}, "1.9.1": {"rocm4.0.1", "rocm4.1", "rocm4.2"}}
     for version, variants in want.items():
         got = {b.variant: b for b in matrix.builds_for(version) if b.rocm}
         assert set(got) == variants, (version, sorted(got))
         for b in got.values():
-            assert set(b.gfx) == {"gfx803", "gfx900", "gfx906", "gfx908"} and b.confidence != "unverified"
+            assert set(b.gfx) == {"gfx900", "gfx906", "gfx908"} and b.confidence != "unverified"
 
 
 def test_radeon_vii_plans_a_rocm_build_of_torch_1_9(matrix):
@@ -169,3 +170,15 @@ def test_radeon_vii_plans_a_rocm_build_of_torch_1_9(matrix):
     c = plan_for(matrix, Request(torch=Request.parse_torch("1.9.0"), torch_text="1.9.0"),
                  gpus=["Radeon VII"], os="linux").chosen
     assert c.build.backend == "rocm" and c.release.version == "1.9.0"
+
+
+def test_rx_580_gets_no_rocm_wheel_of_1_8(matrix):
+    # ROCm/legacy-rocm-build#1471: torch==1.8.1+rocm4.0.1 on a Radeon RX 580 -> hipErrorNoBinaryForGpu
+    from envcheck.resolve import Request
+    from tests.conftest import plan_for
+
+    res = plan_for(matrix, Request(torch=Request.parse_torch("1.8.1"), torch_text="1.8.1"),
+                   gpus=["RX 580"], os="linux")
+    rocm = [x for x in res.candidates if x.build.backend == "rocm"]
+    assert rocm and all("gpu-arch" in {r.code for r in x.reasons} for x in rocm)
+    assert res.chosen is None or res.chosen.build.backend != "rocm"
