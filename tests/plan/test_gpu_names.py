@@ -8,7 +8,11 @@ Public reports the inputs come from:
 - Antergos/nvidia-installer#15: "01:00.0 VGA compatible controller [0300]: NVIDIA Corporation GM204M
   [GeForce GTX 980M] [10de:1617] (rev a1)";
 - geerlingguy/raspberry-pi-pcie-devices#480 "TU102GL [Quadro RTX 6000/8000]", #692 "GA104GL [RTX A4000]";
-- ROCm/legacy-rocm-build#2216 (Ryzen 5600G iGPU: no ROCm wheel serves it).
+- ROCm/legacy-rocm-build#2216 (Ryzen 5600G iGPU: no ROCm wheel serves it);
+- NVIDIA/open-gpu-kernel-modules#862 ("The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2b85)", an RTX 5090) and
+  #935 ("NVIDIA Corporation GB203M / GN22 [GeForce RTX 5090 Max-Q / Mobile] [10de:2c18]") — ids the
+  2023 database did not have; pci-gpus.ids is rebuilt from Debian's pci.ids 0.0~2026.10.24-1 by
+  tools/pci_gpus_subset.py.
 """
 
 from __future__ import annotations
@@ -62,3 +66,24 @@ def test_integrated_intel_never_blocks_and_alone_gets_the_cpu_fallback(matrix):
 def test_an_unknown_pci_id_is_exit_2(cli):
     r = cli(["plan", "--gpu", "10de:ffff"])
     assert r.code == 2 and "unknown GPU" in r.err
+
+
+@pytest.mark.parametrize("query, name, arch", [
+    ("10de:2b85", "RTX 5090", "sm_120"),        # open-gpu-kernel-modules#862
+    ("0000:02:00.0 VGA compatible controller [0300]: NVIDIA Corporation GB203M / GN22 "
+     "[GeForce RTX 5090 Max-Q / Mobile] [10de:2c18] (rev a1)", "5090", "sm_120"),  # #935
+    ("10de:2901", "B200", "sm_100"),
+    ("1002:7550", "9070", "gfx1201"),
+    ("1002:7590", "9060", "gfx1200"),
+])
+def test_gpus_newer_than_2023_resolve_by_pci_id(matrix, query, name, arch):
+    g = matrix.pci_gpu(query)
+    assert g is not None and name in g.name and g.arch == arch, (query, g)
+
+
+def test_rtx_5090_pci_id_plans_a_blackwell_build(matrix, cli):
+    r = cli(["plan", "--gpu", "10de:2b85", "--os", "linux", "--json"])
+    assert r.code == 0
+    chosen = r.json()["chosen"]
+    # sm_120 has cubins from CUDA 12.8 on
+    assert chosen["variant"].startswith("cu") and int(chosen["variant"][2:]) >= 128, chosen
