@@ -39,6 +39,7 @@ class Target:
     distro: Optional[str] = None
     macos: Optional[str] = None
     machine_file: Optional[Path] = None
+    for_gpu: Optional[str] = None
 
     @property
     def named(self) -> bool:
@@ -122,7 +123,7 @@ def build_machine(target: Target, matrix: Matrix) -> Machine:
         base = probe_machine(matrix)
     return apply_flags(matrix, base, gpus=names, wsl=target.wsl, os=target.os, arch=target.arch,
                        driver=target.driver, python=target.python, glibc=target.glibc,
-                       distro=target.distro, macos=target.macos)
+                       distro=target.distro, macos=target.macos, for_gpu=target.for_gpu)
 
 
 def check_request(request: Request, matrix: Matrix) -> None:

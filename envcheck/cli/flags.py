@@ -44,6 +44,10 @@ def add_plan_arguments(p: Any) -> None:
                    help="a GPU by name: 7900xtx, \"RTX 4090\", H100, MI300X, \"GTX 1080 Ti\"…, or by "
                         "architecture: sm_89, gfx1100; \"2x A100\" counts; repeat for several GPUs "
                         "(`envcheck gpus` lists the names)")
+    t.add_argument("--for-gpu", metavar="N|NAME",
+                   help="with GPUs of several vendors, the one to plan for: its position (1 = the first "
+                        "--gpu or probed GPU), its name, or nvidia/amd/intel (default: the first "
+                        "discrete GPU's vendor); the others are listed as unused")
     t.add_argument("--wsl", action="store_true", help="Linux under WSL2 on Windows")
     t.add_argument("--os", type=str.lower, choices=["linux", "windows", "macos"], help="operating system")
     t.add_argument("--arch", help="CPU architecture: x86_64 or aarch64 (arm64)")
@@ -75,7 +79,7 @@ def plan_request(args: argparse.Namespace, hashes: bool = False) -> PlanRequest:
 
     target = Target(gpus=[list(g) for g in args.gpu], wsl=args.wsl, os=args.os, arch=args.arch,
                     driver=args.driver, python=args.python, glibc=args.glibc, distro=args.distro,
-                    macos=args.macos, machine_file=args.machine)
+                    macos=args.macos, machine_file=args.machine, for_gpu=getattr(args, "for_gpu", None))
     return PlanRequest(target=target, torch=args.torch, backend=args.backend, compile=args.compile,
                        prefer=getattr(args, "prefer", "complete"),
                        mirrors=list(getattr(args, "mirror", None) or []), hashes=hashes,

@@ -112,8 +112,13 @@ def apply_flags(
     glibc: Optional[str] = None,
     distro: Optional[str] = None,
     macos: Optional[str] = None,
+    for_gpu: Optional[str] = None,
 ) -> Machine:
     """The machine ``base`` (or a blank named machine) with the flags' facts applied.
+
+    ``for_gpu`` (``--for-gpu``) says which of the machine's GPUs the plan is for: a 1-based
+    position in the GPU list (``--gpu`` order, a ``"2x A100"`` counting two; or probe's order), a
+    GPU name, or a vendor (``nvidia``, ``amd``, ``intel``).
 
     Raises:
         UsageError: a flag value is malformed, names an unknown GPU/distro, or contradicts
@@ -193,7 +198,40 @@ def apply_flags(
                 )
             m.nvidia_driver, m.how["nvidia_driver"] = value, "--driver"
             m.cuda_driver_max = None
+    if for_gpu is not None:
+        m.plan_gpu = pick_gpu(matrix, m, for_gpu)
+        m.how["plan_gpu"] = f"--for-gpu {for_gpu}"
     return m
+
+
+def pick_gpu(matrix: Matrix, m: Machine, query: str) -> int:
+    """The 0-based index in ``m.gpus`` that ``--for-gpu query`` names.
+
+    Raises:
+        UsageError: the machine has no GPU, the position is out of range, or no GPU of the machine
+            has that name or vendor (exit 2, listing the machine's GPUs).
+        UnknownGpuError: the name is no GPU at all (exit 2, with close matches).
+    """
+    listing = ", ".join(f"{i}: {g.name}" for i, g in enumerate(m.gpus, 1))
+    if not m.gpus:
+        raise UsageError(f"--for-gpu {query}: the machine has no GPU to plan for")
+    text = query.strip()
+    if text.isdigit():
+        n = int(text)
+        if not 1 <= n <= len(m.gpus):
+            raise UsageError(f"--for-gpu {text}: the machine has {len(m.gpus)} GPU(s) ({listing})")
+        return n - 1
+    vendor = text.lower()
+    if vendor in {g.vendor for g in m.gpus} | {"nvidia", "amd", "intel", "apple"}:
+        hit = next((i for i, g in enumerate(m.gpus) if g.vendor == vendor), None)
+    else:
+        arch_only = gpu_from_arch(text)
+        name = arch_only.name if arch_only is not None else matrix.find_gpu(text).name
+        arch = arch_only.arch if arch_only is not None else None
+        hit = next((i for i, g in enumerate(m.gpus) if g.name == name or (arch and g.arch == arch)), None)
+    if hit is None:
+        raise UsageError(f"--for-gpu {query}: not one of this machine's GPUs ({listing})")
+    return hit
 
 
 def _row(matrix: Matrix, name: str):

@@ -81,6 +81,8 @@ class Machine:
         rocm: ROCm installed on the host (``"6.4.1"``), when known.
         container: running inside a container.
         docker: Docker engine facts (``reachable``, ``version``, ``nvidia_runtime``), when probed.
+        plan_gpu: index into ``gpus`` of the GPU the plan is for (``--for-gpu``); ``None``: the rule
+            of :attr:`served_gpus` decides.
         how: field name → how it was learned.
         unknown: field name → why it is unknown.
     """
@@ -106,6 +108,7 @@ class Machine:
     rocm: Optional[str] = None
     container: Optional[bool] = None
     docker: JSONObject = field(default_factory=dict)
+    plan_gpu: Optional[int] = None
     how: Dict[str, str] = field(default_factory=dict)
     unknown: Dict[str, str] = field(default_factory=dict)
 
@@ -124,11 +127,17 @@ class Machine:
         """GPUs a plan must serve: one wheel drives one vendor's GPUs, so on a machine with several
         vendors the plan is for one of them and the others stay unused.
 
-        Of the GPUs marked ``serve`` (every named one; probe leaves out AMD/Intel iGPUs), integrated
-        GPUs (``integrated``, from the GPU data's segment) count only when nothing discrete is there;
-        of several vendors, the first GPU's vendor wins (``--gpu`` order: name first the GPU to plan
-        for). :attr:`unserved_gpus` lists the rest.
+        With :attr:`plan_gpu` (``--for-gpu N|NAME``) the plan is for that GPU's vendor: its GPUs of
+        that vendor, integrated ones only when the chosen GPU is integrated itself. Otherwise, of the
+        GPUs marked ``serve`` (every named one; probe leaves out AMD/Intel iGPUs), integrated GPUs
+        (``integrated``, from the GPU data's segment) count only when nothing discrete is there; of
+        several vendors, the first GPU's vendor wins (``--gpu`` or probe order).
+        :attr:`unserved_gpus` lists the rest.
         """
+        if self.plan_gpu is not None and 0 <= self.plan_gpu < len(self.gpus):
+            chosen = self.gpus[self.plan_gpu]
+            mine = [g for g in self.gpus if g.vendor == chosen.vendor and (g.serve or g is chosen)]
+            return mine if chosen.integrated else [g for g in mine if not g.integrated] or mine
         want = [g for g in self.gpus if g.serve]
         if len({g.vendor for g in want}) > 1:
             want = [g for g in want if not g.integrated] or want

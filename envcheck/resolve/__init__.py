@@ -323,8 +323,10 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
         kind = "integrated, " if g.integrated else ""
         why = ("an integrated GPU beside a discrete one" if g.integrated and not served[0].integrated
                else f"one build drives one vendor's GPUs and the plan is for the {served[0].name}")
+        how = (f"chosen with {m.how['plan_gpu']}" if m.plan_gpu is not None and "plan_gpu" in m.how
+               else "--for-gpu N|NAME plans for another one")
         out.append(f"the {g.name} ({kind}{VENDOR_NAMES.get(g.vendor, g.vendor)}) stays unused by torch: {why} "
-                   "(--gpu: name first the GPU to plan for)")
+                   f"({how})")
     if m.os == "linux" and not m.glibc:
         out.append("glibc not given: assumed new enough for each wheel's manylinux tag (give --glibc "
                    "or --distro to check it)")
