@@ -151,59 +151,20 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=lambda args: (p.print_help(), 2)[1])
 
 
-def _load_lock(path: Any) -> Any:
-    if not path:
-        return None
-    from envcheck.lock import load_lock
-
-    return load_lock(path)
-
-
 def run_merge(args: argparse.Namespace) -> int:
-    from envcheck.fleet.merge import junit_suites, merge
-
-    targets = (("--junit", args.junit), ("--prometheus", args.prometheus), ("--save", args.save))
-    if any(t for _, t in targets):  # the writer pulls in render (the matrix): only when needed
-        from envcheck.render.write import check_output_file
-
-        for flag, target in targets:
-            if target:
-                check_output_file(target, args.force, flag)
-    lock = _load_lock(args.lock)
-    expect = None
-    if args.expect is not None:
-        from envcheck.errors import UsageError
-        from envcheck.fleet.hostlist import expand
-
-        try:
-            expect = expand(args.expect)
-        except ValueError as exc:
-            raise UsageError(f"--expect {args.expect}: {exc}") from None
-        if not expect:
-            raise UsageError("--expect: no node named")
+    from envcheck.app.fleet import MergeRequest, fleet_merge
 
     def skipped(path: Path, why: str) -> None:
         sys.stderr.write(f"envcheck: skipped {path}: {why}\n")
 
-    fleet = merge(args.inputs, lock, on_skip=skipped, expect=expect)
-    doc = fleet.to_dict()
-    if args.save or args.prometheus:
-        from envcheck.render.write import write_output_file
-    if args.save:
-        write_output_file(args.save, json.dumps(doc, indent=1) + "\n", args.force, "--save")
-    if args.junit:
-        from envcheck.junit import write_junit
-
-        write_junit(args.junit, junit_suites(fleet), args.force)
-    if args.prometheus:
-        from envcheck.fleet.prometheus import prometheus_text
-
-        write_output_file(args.prometheus, prometheus_text(fleet), args.force, "--prometheus")
-    args.exit_code = fleet.exit_code
+    result = fleet_merge(MergeRequest(inputs=args.inputs, lock=args.lock, expect=args.expect, junit=args.junit,
+                                      prometheus=args.prometheus, save=args.save, force=args.force),
+                         on_skip=skipped)
+    args.exit_code = result.exit_code
     if args.json:
-        sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # one write: json.dump writes per token
+        sys.stdout.write(json.dumps(result.document, indent=1) + "\n")  # one write: json.dump writes per token
     else:
-        print_fleet(doc)
+        print_fleet(result.document)
     return args.exit_code
 
 
@@ -263,14 +224,13 @@ def print_fleet(doc: dict) -> None:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from envcheck.fleet.diff import diff, load_side
+    from envcheck.app.fleet import fleet_diff
 
-    a, b = load_side(args.a), load_side(args.b)
-    for side in (a, b):
-        for s in side.skipped:
-            sys.stderr.write(f"envcheck: skipped {s['file']}: {s['reason']}\n")
-    doc = diff(a, b)
-    args.exit_code = 1 if doc["changed"] else 0
+    result = fleet_diff(args.a, args.b)
+    for s in result.skipped:
+        sys.stderr.write(f"envcheck: skipped {s['file']}: {s['reason']}\n")
+    doc = result.document
+    args.exit_code = result.exit_code
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
         return args.exit_code
@@ -304,63 +264,37 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_slurm(args: argparse.Namespace) -> int:
+    from envcheck.app.fleet import slurm_job, slurm_submit
     from envcheck.errors import UsageError
-    from envcheck.fleet.slurm import SlurmOptions, batch_script, prolog_snippet, submit
+    from envcheck.fleet.slurm import SlurmOptions
 
-    if args.nodes is not None and args.nodes < 1:
-        raise UsageError(f"--nodes {args.nodes}: expected at least 1")
     if args.wait and not args.submit:
         raise UsageError("--wait needs --submit")
-    if args.nodelist:
-        from envcheck.fleet.hostlist import expand
-
-        try:
-            expand(args.nodelist)
-        except ValueError as exc:
-            raise UsageError(f"--nodelist {args.nodelist}: {exc}") from None
     opts = SlurmOptions(partition=args.partition, nodes=args.nodes, nodelist=args.nodelist, tier=args.tier,
                         reports=args.reports, envcheck=args.envcheck, python=args.python, lock=args.lock,
                         time=args.time, job_name=args.job_name, account=args.account,
                         gpus_per_node=args.gpus_per_node)
-    if args.prolog:
-        sys.stdout.write(prolog_snippet(opts))
-        return 0
-    script = batch_script(opts)
-    if not args.submit:
+    script = slurm_job(opts, prolog=args.prolog)
+    if args.prolog or not args.submit:
         sys.stdout.write(script)
         return 0
-    import math
-
-    if not (math.isfinite(args.timeout) and 0 < args.timeout <= 7 * 86400):
-        raise UsageError(f"--timeout {args.timeout:g}: expected a number of seconds > 0 and ≤ one week")
-    code, out = submit(script, args.wait, args.timeout)
-    print(out)
-    return code
+    done = slurm_submit(script, args.wait, args.timeout)
+    print(done.output)
+    return done.exit_code
 
 
 def run_k8s(args: argparse.Namespace) -> int:
+    from envcheck.app.fleet import K8sRequest, k8s_job
     from envcheck.errors import UsageError
-    from envcheck.fleet.k8s import K8sOptions, manifest
 
-    if args.nodes < 1:
-        raise UsageError(f"--nodes {args.nodes}: expected at least 1")
-    if args.gpus_per_node < 0:
-        raise UsageError(f"--gpus-per-node {args.gpus_per_node}: expected 0 or more")
-    from envcheck.fleet.k8s import image_and_vendor
-
-    lock = _load_lock(args.lock)
-    from envcheck.fsutil import read_input_text
-
-    image, vendor = image_and_vendor(args.image, args.vendor, lock)
     selector = {}
     for item in args.node_selector:
         key, eq, value = item.partition("=")
         if not eq or not key:
             raise UsageError(f"--node-selector {item!r}: expected KEY=VALUE")
         selector[key] = value
-    opts = K8sOptions(image=image, nodes=args.nodes, name=args.name, namespace=args.namespace,
-                      vendor=vendor, gpus_per_node=args.gpus_per_node, tier=args.tier, pvc=args.pvc,
-                      shm=args.shm, lock_text=read_input_text(args.lock, "--lock") if lock is not None else None,
-                      node_selector=selector or None)
-    sys.stdout.write(manifest(opts))
+    sys.stdout.write(k8s_job(K8sRequest(
+        nodes=args.nodes, image=args.image, lock=args.lock, vendor=args.vendor, gpus_per_node=args.gpus_per_node,
+        tier=args.tier, name=args.name, namespace=args.namespace, pvc=args.pvc, shm=args.shm,
+        node_selector=selector or None)))
     return 0

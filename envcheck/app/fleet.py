@@ -1,0 +1,230 @@
+"""``fleet merge|diff|slurm|k8s``: merge node reports into the fleet's view (and write its JUnit,
+Prometheus and saved forms), compare two nodes or fleets, and make the Slurm / Kubernetes jobs
+that run ``verify`` on every node. No argparse, no printing."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+
+from envcheck.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.fleet.merge import Fleet
+    from envcheck.fleet.slurm import SlurmOptions
+
+#: ``on_skip(path, why)``: a report that could not be read (it is left out of the merge)
+OnSkip = Callable[[Path, str], None]
+
+#: the longest ``slurm --submit --wait`` waits (seconds)
+MAX_SLURM_WAIT = 7 * 86400.0
+
+
+@dataclass(frozen=True)
+class MergeRequest:
+    """Node reports (files or folders) to merge, the lock whose values they are held to, the nodes
+    expected to report (a Slurm hostlist: ``gpu[001-016]``), and the files to write."""
+
+    inputs: Sequence[str]
+    lock: Optional[Path] = None
+    expect: Optional[str] = None
+    junit: Optional[Path] = None
+    prometheus: Optional[Path] = None
+    save: Optional[Path] = None
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """The merged fleet and its JSON document (what ``fleet merge --json`` prints and ``--save`` writes)."""
+
+    fleet: Fleet
+    document: Dict[str, Any]
+
+    @property
+    def exit_code(self) -> int:
+        """0 every node passes and nothing drifts; 1 a failure, drift, a missing node or rank; 2 a report skipped."""
+        return self.fleet.exit_code
+
+
+def expect_nodes(text: Optional[str]) -> Optional[Sequence[str]]:
+    """The node names a hostlist (``gpu[001-016]``, or a comma list) stands for; ``None`` → ``None``.
+
+    Raises:
+        UsageError: a malformed hostlist, or one naming no node.
+    """
+    if text is None:
+        return None
+    from envcheck.fleet.hostlist import expand
+
+    try:
+        names = expand(text)
+    except ValueError as exc:
+        raise UsageError(f"--expect {text}: {exc}") from None
+    if not names:
+        raise UsageError("--expect: no node named")
+    return names
+
+
+def fleet_merge(request: MergeRequest, on_skip: Optional[OnSkip] = None) -> MergeResult:
+    """Merge the reports; write ``save`` (the JSON document), ``junit`` and ``prometheus``.
+
+    Every target is checked before a report is read (none replaced without ``force``).
+
+    Raises:
+        UsageError: a bad ``expect``, a target that exists or cannot be written (exit 2).
+        DataFileError: a malformed lock (exit 2).
+    """
+    from envcheck.fleet.merge import junit_suites, merge
+
+    targets = (("--junit", request.junit), ("--prometheus", request.prometheus), ("--save", request.save))
+    if any(t for _, t in targets):  # the writer pulls in render (the matrix): only when needed
+        from envcheck.render.write import check_output_file
+
+        for flag, target in targets:
+            if target:
+                check_output_file(target, request.force, flag)
+    lock = None
+    if request.lock:
+        from envcheck.lock import load_lock
+
+        lock = load_lock(request.lock)
+    expect = expect_nodes(request.expect)
+    fleet = merge(request.inputs, lock, on_skip=on_skip, expect=expect)
+    doc = fleet.to_dict()
+    if request.save or request.prometheus:
+        from envcheck.render.write import write_output_file
+    if request.save:
+        write_output_file(request.save, json.dumps(doc, indent=1) + "\n", request.force, "--save")
+    if request.junit:
+        from envcheck.junit import write_junit
+
+        write_junit(request.junit, junit_suites(fleet), request.force)
+    if request.prometheus:
+        from envcheck.fleet.prometheus import prometheus_text
+
+        write_output_file(request.prometheus, prometheus_text(fleet), request.force, "--prometheus")
+    return MergeResult(fleet=fleet, document=doc)
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    """What differs between two sides (``kind``: ``nodes`` or ``fleets``), and the reports skipped reading them."""
+
+    document: Dict[str, Any]
+    skipped: Tuple[Mapping[str, str], ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.document["changed"])
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.changed else 0
+
+
+def fleet_diff(a: str, b: str) -> DiffResult:
+    """Compare two node reports, two folders of reports, or two saved fleets.
+
+    Raises:
+        UsageError / DataFileError: a side that cannot be read at all.
+    """
+    from envcheck.fleet.diff import diff, load_side
+
+    left, right = load_side(a), load_side(b)
+    return DiffResult(document=diff(left, right), skipped=tuple(left.skipped) + tuple(right.skipped))
+
+
+def slurm_job(options: SlurmOptions, prolog: bool = False) -> str:
+    """The sbatch script that runs ``verify --report`` on every node and merges (``prolog``: a
+    quick-tier prolog snippet instead).
+
+    Raises:
+        UsageError: fewer than one node, a malformed nodelist.
+    """
+    from envcheck.fleet.slurm import batch_script, prolog_snippet
+
+    if options.nodes is not None and options.nodes < 1:
+        raise UsageError(f"--nodes {options.nodes}: expected at least 1")
+    if options.nodelist:
+        from envcheck.fleet.hostlist import expand
+
+        try:
+            expand(options.nodelist)
+        except ValueError as exc:
+            raise UsageError(f"--nodelist {options.nodelist}: {exc}") from None
+    return prolog_snippet(options) if prolog else batch_script(options)
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """What ``sbatch`` said (and, when waited for, how the job ended) and the exit code it means."""
+
+    exit_code: int
+    output: str
+
+
+def slurm_submit(script: str, wait: bool = False, timeout: float = 3600.0) -> SubmitResult:
+    """Submit ``script`` with sbatch; with ``wait``, wait for the job (at most ``timeout`` seconds).
+
+    Raises:
+        UsageError: a timeout that is not a finite number of seconds > 0 and ≤ one week.
+    """
+    from envcheck.fleet.slurm import submit
+
+    if not (math.isfinite(timeout) and 0 < timeout <= MAX_SLURM_WAIT):
+        raise UsageError(f"--timeout {timeout:g}: expected a number of seconds > 0 and ≤ one week")
+    code, out = submit(script, wait, timeout)
+    return SubmitResult(exit_code=int(code), output=str(out))
+
+
+@dataclass(frozen=True)
+class K8sRequest:
+    """The Indexed Job to render: ``nodes`` pods, ``image`` (default with ``lock``: the plan's image
+    tag), the GPU ``vendor`` (default: from ``lock``, else nvidia), where reports go."""
+
+    nodes: int
+    image: Optional[str] = None
+    lock: Optional[Path] = None
+    vendor: Optional[str] = None
+    gpus_per_node: int = 1
+    tier: str = "full"
+    name: str = "envcheck-fleet"
+    namespace: Optional[str] = None
+    pvc: Optional[str] = None
+    shm: str = "16Gi"
+    node_selector: Optional[Mapping[str, str]] = None
+
+
+def k8s_job(request: K8sRequest) -> str:
+    """The Job (and, with a lock, its ConfigMap) as YAML.
+
+    Raises:
+        UsageError: fewer than one node, a negative GPU count, no image to name.
+        DataFileError: a malformed lock.
+    """
+    from envcheck.fleet.k8s import K8sOptions, image_and_vendor, manifest
+
+    if request.nodes < 1:
+        raise UsageError(f"--nodes {request.nodes}: expected at least 1")
+    if request.gpus_per_node < 0:
+        raise UsageError(f"--gpus-per-node {request.gpus_per_node}: expected 0 or more")
+    lock = None
+    if request.lock:
+        from envcheck.lock import load_lock
+
+        lock = load_lock(request.lock)
+    image, vendor = image_and_vendor(request.image, request.vendor, lock)
+    lock_text = None
+    if lock is not None and request.lock is not None:
+        from envcheck.fsutil import read_input_text
+
+        lock_text = read_input_text(request.lock, "--lock")
+    selector: Optional[Dict[str, str]] = dict(request.node_selector) if request.node_selector else None
+    opts = K8sOptions(image=image, nodes=request.nodes, name=request.name, namespace=request.namespace,
+                      vendor=vendor, gpus_per_node=request.gpus_per_node, tier=request.tier, pvc=request.pvc,
+                      shm=request.shm, lock_text=lock_text, node_selector=selector)
+    return manifest(opts)
