@@ -182,3 +182,18 @@ def test_rx_580_gets_no_rocm_wheel_of_1_8(matrix):
     rocm = [x for x in res.candidates if x.build.backend == "rocm"]
     assert rocm and all("gpu-arch" in {r.code for r in x.reasons} for x in rocm)
     assert res.chosen is None or res.chosen.build.backend != "rocm"
+
+
+def test_rtx_4090_default_is_the_newest_verified_complete_set(matrix):
+    # 2.15.0's cu132 rows are read off its PyPI wheel now (official), but no torchvision release
+    # pairs with 2.15.0 on PyPI yet (newest 0.29.x pins torch 2.14.x): the complete set stays 2.14.1;
+    # --prefer newest takes 2.15.0+cu132, with no unverified caveat any more
+    from envcheck.resolve import Request
+    from tests.conftest import plan_for
+
+    assert not matrix.release_by_version["2.15.0"].torchvision
+    c = plan_for(matrix, gpus=["RTX 4090"], os="linux").chosen
+    assert c.release.version == "2.14.1" and c.build.confidence != "unverified"
+    n = plan_for(matrix, Request(prefer="newest"), gpus=["RTX 4090"], os="linux").chosen
+    assert (n.release.version, n.build.variant) == ("2.15.0", "cu132")
+    assert not [w for w in n.warnings if w.code == "unverified" and "kernel" in w.message]
