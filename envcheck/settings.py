@@ -20,17 +20,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from envcheck.record import record
 from envcheck.errors import UsageError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
 
 __all__ = ["Settings", "find_config", "read_config", "apply_settings", "ENV_PREFIX"]
 
@@ -49,13 +42,20 @@ READ_ELSEWHERE = {"ENVCHECK_MATRICES", "ENVCHECK_DATA_DIR", "ENVCHECK_CACHE_DIR"
                   "ENVCHECK_NODE", "ENVCHECK_REPORTS", "ENVCHECK_UV", "ENVCHECK_NO_CONFIG"}
 
 
-@record
 class Settings:
-    """What was applied: ``values`` by flag dest, ``origins`` saying where each came from."""
+    """What was applied: ``values`` by flag dest, ``origins`` saying where each came from.
 
-    file: Optional[Path] = None
-    values: Dict[str, Any] = field(default_factory=dict)
-    origins: Dict[str, str] = field(default_factory=dict)
+    A plain class: every command (``--help`` too) makes one, and a data class would cost the
+    :mod:`dataclasses` import on that path."""
+
+    def __init__(self, file: Optional[Path] = None, values: Optional[Dict[str, Any]] = None,
+                 origins: Optional[Dict[str, str]] = None):
+        self.file = file
+        self.values: Dict[str, Any] = {} if values is None else values
+        self.origins: Dict[str, str] = {} if origins is None else origins
+
+    def __repr__(self) -> str:
+        return f"Settings(file={self.file!r}, values={self.values!r}, origins={self.origins!r})"
 
 
 def find_config(start: Path) -> Optional[Path]:
@@ -67,6 +67,12 @@ def find_config(start: Path) -> Optional[Path]:
             return own
         py = folder / "pyproject.toml"
         if py.is_file():
+            try:
+                with open(py, "rb") as fh:
+                    if b"envcheck" not in fh.read(MAX_CONFIG_BYTES + 1):
+                        continue  # no [tool.envcheck] can be in it: not worth a TOML parse
+            except OSError:
+                pass  # _load says why
             try:
                 if "envcheck" in _load(py).get("tool", {}):
                     return py
@@ -83,6 +89,10 @@ def _load(path: Path) -> Dict[str, Any]:
         raise UsageError(f"--config {path}: cannot read it ({exc.strerror or exc})") from None
     if len(data) > MAX_CONFIG_BYTES:
         raise UsageError(f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB; not a config file")
+    if sys.version_info >= (3, 11):  # imported here: most runs find no config file to parse
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10 only
+        import tomli as tomllib
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

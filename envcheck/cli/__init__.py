@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any, List, NoReturn, Optional
 
+from envcheck.cli.conventions import COMMAND_HELP
 from envcheck.errors import EnvcheckError
 
-COMMANDS = ["plan", "probe", "verify", "explain", "gpus", "matrix", "docker", "fleet", "config", "completion", "lock"]
+COMMANDS = list(COMMAND_HELP)
 
 DESCRIPTION = """\
 envcheck makes PyTorch environments right the first time, and proves they work.
@@ -45,10 +46,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(argv: Optional[List[str]] = None) -> argparse.ArgumentParser:
-    """The whole command line; with ``argv`` naming a command, only that command's parser is built
-    in full (the others get an empty one), so ``envcheck plan …`` does not import the modules — and
-    their imports — of every other command. Help, errors and unknown commands get everything."""
+    """The command line for ``argv``: with a command named, only that command's parser is built
+    (argparse reads nothing of the others once the command is named), so ``envcheck plan …`` does
+    not import the modules — and their imports — of every other command, nor build their parsers;
+    with none (``envcheck --help``, a bad command), the top level lists every command from
+    :data:`COMMAND_HELP` and imports none. ``argv=None``: everything (completion, tests)."""
     only = _command_of(argv)
+    top_only = argv is not None and only is None
     parser = _Parser(
         prog="envcheck",
         description=DESCRIPTION,
@@ -61,7 +65,9 @@ def build_parser(argv: Optional[List[str]] = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         if only is not None and name != only:
-            sub.add_parser(name)
+            continue
+        if top_only:  # listed, never parsed: a command in argv would have made `only` it
+            sub.add_parser(name, help=COMMAND_HELP[name])
             continue
         try:
             mod = importlib.import_module(f"envcheck.cli.{name}")
@@ -71,16 +77,30 @@ def build_parser(argv: Optional[List[str]] = None) -> argparse.ArgumentParser:
             raise
         mod.add_parser(sub)
     for path, p in each_parser(parser):
+        if path and top_only:
+            continue
         add_common(p, top=not path)
     return parser
 
 
+#: global options that take the next word as their value (``--color never``)
+_TAKES_VALUE = ("--color", "--config")
+
+
 def _command_of(argv: Optional[List[str]]) -> Optional[str]:
-    """The command ``argv`` runs when it is plainly one (its first word, no global option before
-    it, no top-level help asked), else ``None``."""
-    if not argv or argv[0] not in COMMANDS:
-        return None
-    return argv[0]
+    """The command ``argv`` runs: its first word that is not a global option (or its value), when
+    that is a command and no top-level help is asked before it; else ``None``."""
+    skip = False
+    for tok in argv or ():
+        if skip:
+            skip = False
+        elif tok in ("-h", "--help", "--"):
+            return None
+        elif tok in _TAKES_VALUE:
+            skip = True
+        elif not tok.startswith("-"):
+            return tok if tok in COMMAND_HELP else None
+    return None
 
 
 class _VersionAction(argparse.Action):
@@ -210,9 +230,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # a shell asking for completions needs every command's parser; otherwise only the one run
     parser = build_parser(None if "_ARGCOMPLETE" in os.environ else argv)
-    from envcheck.cli.completion import autocomplete
+    if "_ARGCOMPLETE" in os.environ:
+        from envcheck.cli.completion import autocomplete
 
-    autocomplete(parser)  # a shell asking for completions: answers and exits
+        autocomplete(parser)  # a shell asking for completions: answers and exits
     path, target = command_path(parser, argv)
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--config", type=Path)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any, List
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "print a shell completion script (bash, zsh, fish, powershell)"
+HELP = COMMAND_HELP["completion"]
 
 EPILOG = """\
 install:

@@ -8,8 +8,9 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "show the effective settings of a command and where each came from"
+HELP = COMMAND_HELP["config"]
 
 EPILOG = """\
 Settings come from, highest first: the command line · ENVCHECK_<COMMAND>_<FLAG> · ENVCHECK_<FLAG>

@@ -14,6 +14,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+#: Every command and its one-line help: the top-level help lists them from here without importing
+#: the command modules (each module's ``HELP`` is its entry; envcheck/cli/__init__.py builds the parser).
+COMMAND_HELP = {
+    "plan": "plan a PyTorch install for this machine or one you describe",
+    "probe": "describe this machine: OS, glibc, Python, WSL, GPUs, drivers, ROCm, Docker",
+    "verify": "run real smoke tests (import, kernels, conv, compile, collectives) in an environment",
+    "explain": "explain a PyTorch error message or traceback: cause and fix",
+    "gpus": "list the GPUs envcheck knows (name, vendor, arch, aliases)",
+    "matrix": "show, validate or refresh the compatibility matrix (matrices/*.toml)",
+    "docker": "build a Docker image from a plan and verify it from inside",
+    "fleet": "merge node reports (pass counts, failures by cause, drift), compare fleets, launch via Slurm/K8s",
+    "config": "show the effective settings of a command and where each came from",
+    "completion": "print a shell completion script (bash, zsh, fish, powershell)",
+    "lock": "check that envcheck.lock.toml files still resolve against the current matrix",
+}
+
 COMMON_DESTS = ("color", "verbose", "quiet", "strict", "config", "no_config")
 
 
@@ -189,13 +205,13 @@ def stamp_json(command: str, text: str) -> str:
 def json_document(args: argparse.Namespace) -> Iterator[None]:
     """With ``--json``: collect what the command prints on stdout, stamp it with its schema, print it.
     Everything else (progress, warnings, GitHub annotations) goes to stderr meanwhile."""
+    if not getattr(args, "json", False):
+        yield
+        return
     import io
 
     from envcheck.ci import JSON_MODE
 
-    if not getattr(args, "json", False):
-        yield
-        return
     command = "-".join(p for p in getattr(args, "command_path", []) if p)
     real = sys.stdout
     buf = io.StringIO()

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from envcheck.cli.flags import add_matrices, add_plan_arguments, check_timeout, plan_request
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "build a Docker image from a plan and verify it from inside"
+HELP = COMMAND_HELP["docker"]
 
 EPILOG = """\
 examples:

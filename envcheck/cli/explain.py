@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from envcheck.cli.flags import add_matrices
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "explain a PyTorch error message or traceback: cause and fix"
+HELP = COMMAND_HELP["explain"]
 
 EPILOG = """\
 examples:

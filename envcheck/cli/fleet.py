@@ -7,8 +7,9 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "merge node reports (pass counts, failures by cause, drift), compare fleets, launch via Slurm/K8s"
+HELP = COMMAND_HELP["fleet"]
 
 EPILOG = """\
 envcheck schedules nothing: Slurm, Kubernetes or torchrun run `envcheck verify --report` on every

@@ -8,8 +8,9 @@ import sys
 from typing import Any
 
 from envcheck.cli.flags import add_matrices
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "list the GPUs envcheck knows (name, vendor, arch, aliases)"
+HELP = COMMAND_HELP["gpus"]
 
 
 def add_parser(sub: Any) -> None:

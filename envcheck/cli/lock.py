@@ -7,8 +7,9 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "check that envcheck.lock.toml files still resolve against the current matrix"
+HELP = COMMAND_HELP["lock"]
 
 EPILOG = """\
 exit codes: 0 every lock still resolves (an outdated one is a warning; --strict fails on it) ·

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from envcheck.cli.flags import add_matrices
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "show, validate or refresh the compatibility matrix (matrices/*.toml)"
+HELP = COMMAND_HELP["matrix"]
 
 
 def add_parser(sub: Any) -> None:

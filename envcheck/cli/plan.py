@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from pathlib import Path
@@ -12,8 +11,9 @@ from typing import Any, Dict, List
 from envcheck.app.plan import plan_json  # noqa: F401 (the `plan --json` object; tests import it from here too)
 from envcheck.cli.flags import add_matrices, add_plan_arguments, plan_request
 from envcheck.errors import UsageError
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "plan a PyTorch install for this machine or one you describe"
+HELP = COMMAND_HELP["plan"]
 
 EPILOG = """\
 examples:
@@ -123,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
 
         written += [str(p) for p in download_plan(plan, matrix, args.download, args.force, say)]
     if args.json:
+        import json
+
         json.dump(plan_json(res, plan, written), sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif plan is not None and args.format_given and not args.output:

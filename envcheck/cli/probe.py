@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, List
 
 from envcheck.cli.flags import add_matrices, check_timeout
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "describe this machine: OS, glibc, Python, WSL, GPUs, drivers, ROCm, Docker"
+HELP = COMMAND_HELP["probe"]
 
 EPILOG = """\
 examples:

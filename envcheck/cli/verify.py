@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from envcheck.cli.flags import add_matrices, check_timeout
+from envcheck.cli.conventions import COMMAND_HELP
 
-HELP = "run real smoke tests (import, kernels, conv, compile, collectives) in an environment"
+HELP = COMMAND_HELP["verify"]
 
 EPILOG = """\
 examples:

@@ -11,7 +11,7 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, cast
 
 from envcheck.errors import DataFileError, UnknownGpuError, UsageError
 from envcheck.matrix import model as m
@@ -429,34 +429,69 @@ def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...],
     Parsing ~0.5 MB of TOML costs ~0.1 s; the cache makes repeated ``plan`` runs start fast. Any
     change to a file (or to envcheck) changes the key, so a stale cache is never used.
     """
-    import hashlib
+    def parse() -> Dict[str, Dict[str, list]]:
+        from envcheck.matrix.load import load_dir, load_file  # TOML parsing: only on a cache miss
+
+        files = dict(load_dir(directory))
+        for p in extra:  # the user's generated index files replace shipped ones of the same name
+            files[Path(p).name] = load_file(Path(p))
+        return files
+
+    return _cached((str(directory), stamp, extra), parse)
+
+
+def load_file_cached(path: Path) -> Dict[str, list]:
+    """One matrix file's rows (:func:`envcheck.matrix.load.load_file`), through the same cache as
+    :func:`load_matrix`, keyed by the file's path, size and mtime: for the small tables read on
+    every start (the CPU names of ``platforms.toml``) without a TOML parse each time.
+
+    Raises:
+        DataFileError: a missing or malformed file.
+    """
+    try:
+        st = path.stat()
+    except OSError:
+        st = None
+
+    def parse() -> Dict[str, Dict[str, list]]:
+        from envcheck.matrix.load import load_file
+
+        return {path.name: load_file(path)}
+
+    if st is None:
+        return parse()[path.name]  # the loader's own error
+    return _cached((str(path), st.st_size, st.st_mtime_ns), parse)[path.name]
+
+
+def _cached(parts: object, parse: Callable[[], Dict[str, Dict[str, list]]]) -> Dict[str, Dict[str, list]]:
+    """``parse()``'s answer from a pickle in the cache folder whose key is ``parts``, envcheck's
+    version and the mtimes of this package's code; made and stored on a miss. The key is stored in
+    the file and compared, so a name shared by two keys (a 32-bit checksum) only costs a parse."""
     import pickle
+    import zlib  # a checksum for the name: hashlib's start-up (OpenSSL) costs more than the whole read
 
     from envcheck import __version__
 
     cache = _cache_dir()
     code = tuple((f.name, f.stat().st_mtime_ns) for f in sorted(Path(__file__).parent.glob("*.py")))
-    key = hashlib.sha256(repr((__version__, code, str(directory), stamp, extra)).encode()).hexdigest()[:24]
-    path = cache / f"matrix-{key}.pickle" if cache else None
+    key = repr((__version__, code, parts))
+    raw = key.encode("utf-8", "surrogateescape")
+    path = cache / f"matrix-{zlib.crc32(raw):08x}{len(raw):05x}.pickle" if cache else None
     if path is not None:
         try:
             with open(path, "rb") as fh:
-                cached = pickle.load(fh)
-            if isinstance(cached, dict) and all(isinstance(v, dict) for v in cached.values()):
-                return cached
+                stored, cached = pickle.load(fh)
+            if stored == key and isinstance(cached, dict) and all(isinstance(v, dict) for v in cached.values()):
+                return cached  # type: ignore[no-any-return]
         except Exception:  # a damaged or foreign cache file: parse again  # noqa: BLE001
             pass
-    from envcheck.matrix.load import load_dir, load_file  # TOML parsing: only on a cache miss
-
-    files = dict(load_dir(directory))
-    for p in extra:  # the user's generated index files replace shipped ones of the same name
-        files[Path(p).name] = load_file(Path(p))
+    files = parse()
     if path is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             with open(tmp, "wb") as fh:
-                pickle.dump(files, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump((key, files), fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, path)
             _prune(path.parent, keep=_CACHE_KEEP)
         except OSError:

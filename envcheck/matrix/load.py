@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple, Type, TypeVar
 from envcheck.errors import DataFileError, UsageError
 from envcheck.jsontypes import JSON, JSONObject
 from envcheck.matrix import model as m
+from envcheck.matrix.model import RECIPE_KINDS  # noqa: F401 (re-exported; the resolver reads it without the loader)
 from envcheck.matrix.patterns import GFX_RE, PTX_RE, PY_RE, SM_RE  # noqa: F401 (re-exported)
 
 if sys.version_info >= (3, 11):
@@ -197,7 +198,6 @@ def _compile(ctx: _Ctx) -> Conv:
 Spec = Dict[str, Tuple[Callable[[_Ctx], Conv], bool]]
 
 #: The kinds of recipe steps, in the order a recipe runs them.
-RECIPE_KINDS = ("host", "system", "python", "install", "post-install", "verify")
 #: What a recipe row's ``when`` may test (see matrices/README.md, "recipe.toml").
 RECIPE_WHEN = ("os", "wsl", "backend", "vendor", "rocm_min", "rocm_max", "compile", "container")
 

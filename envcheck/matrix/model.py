@@ -27,6 +27,8 @@ PLATFORMS = (
     "macos-x86_64",
 )
 VENDORS = ("nvidia", "amd", "intel", "apple")
+#: The order of a plan's recipe steps (``[[recipe]] kind``, matrices/README.md "recipe.toml").
+RECIPE_KINDS = ("host", "system", "python", "install", "post-install", "verify")
 
 
 @lru_cache(maxsize=4096)

@@ -22,9 +22,19 @@ from envcheck.render.files import (
     render_requirements,
 )
 from envcheck.render.recipe import render_script, script_name
-from envcheck.render.pixi import render_pixi
-from envcheck.render.uvproject import render_uv
 from envcheck.resolve.plan import Plan
+
+
+def _uv(plan: Plan, **options: Any) -> str:  # the formats outside the default set import on use
+    from envcheck.render.uvproject import render_uv
+
+    return render_uv(plan, **options)
+
+
+def _pixi(plan: Plan, **options: Any) -> str:
+    from envcheck.render.pixi import render_pixi
+
+    return render_pixi(plan, **options)
 
 
 def _variants(plan: Plan, matrix: Any = None) -> str:
@@ -44,9 +54,9 @@ FORMATS = {
     "conda": ("environment.yml", render_environment),
     "docker": ("Dockerfile", render_dockerfile),
     "lock": ("envcheck.lock.toml", render_lock),
-    "uv": ("pyproject.uv.toml", render_uv),
+    "uv": ("pyproject.uv.toml", _uv),
     "script": ("install.sh", render_script),  # install.ps1 for a Windows plan (script_name)
-    "pixi": ("pixi.toml", render_pixi),
+    "pixi": ("pixi.toml", _pixi),
     "variants": ("variants.env", _variants),
     "pylock": ("pylock.toml", _pylock),
 }

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Sequence, Tuple
 
 from envcheck.record import record
 from envcheck.jsontypes import JSONObject
-from envcheck.matrix.load import RECIPE_KINDS
-from envcheck.matrix.model import RecipeRow, Step, vkey
+from envcheck.matrix.model import RECIPE_KINDS, RecipeRow, Step, vkey
 
 if TYPE_CHECKING:
     from envcheck.matrix import Matrix

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields
-from typing import ClassVar, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Tuple
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from envcheck.record import record
 from envcheck.errors import UsageError
 from envcheck.jsontypes import JSONObject
 from envcheck.machine.model import Machine
 from envcheck.matrix.model import Build, Release, RocmWslRelease, TritonWindows
+
+if TYPE_CHECKING:  # packaging.specifiers compiles large regular expressions: only with --torch
+    from packaging.specifiers import SpecifierSet
 
 #: Stable reason codes (the ``code`` of every reason in ``plan --json``).
 REASON_CODES = {
@@ -64,6 +66,8 @@ class Request:
         Raises:
             UsageError: not a version or PEP 440 specifier.
         """
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
         t = text.strip().replace(" ", "")
         if t.startswith("torch"):
             t = t[5:]

@@ -1,0 +1,68 @@
+"""What starting a command imports (issue #9, speed): the modules a run loads are its start-up cost,
+so the paths measured by benchmarks/bench_plan.py are held to an import list here (benchmarks time
+them; this only fails when an eager import comes back)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from envcheck.cli import _command_of, build_parser
+
+PROBE = ("import sys\nfrom envcheck.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+         "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n")
+
+
+def modules_of(cwd, *argv: str) -> set:
+    """The modules ``envcheck ARGV`` has loaded when it is done, run in ``cwd`` (no config file there;
+    the matrix cache of this test session filled by a first run)."""
+    for _ in range(2):
+        res = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120,
+                             cwd=cwd)
+    line = [ln for ln in res.stderr.splitlines() if ln.startswith("MODULES ")]
+    assert line, res.stderr
+    return set(line[-1][len("MODULES "):].split())
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["plan", "--gpu", "x"], "plan"),
+    (["-v", "plan"], "plan"),
+    (["--color", "never", "probe"], "probe"),
+    (["--color=never", "--config", "plan", "gpus"], "gpus"),  # `plan` is --config's value here
+    (["--help", "plan"], None),
+    (["-h"], None),
+    (["--", "plan"], None),
+    (["bogus", "plan"], None),
+    ([], None),
+])
+def test_the_command_argv_runs(argv, command):
+    assert _command_of(argv) == command
+
+
+def test_the_top_level_lists_every_command_without_building_them():
+    top = build_parser(["--help"])
+    full = build_parser(None)
+    assert top.format_help() == full.format_help()
+    only = build_parser(["plan"])
+    sub = next(a for a in only._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert list(sub.choices) == ["plan"]
+
+
+@pytest.mark.subprocess
+def test_help_imports_no_command_module_nor_dataclasses(tmp_path):
+    mods = modules_of(tmp_path, "--help")
+    assert not {m for m in mods if m.startswith("envcheck.cli.") and m != "envcheck.cli.conventions"}
+    assert not mods & {"dataclasses", "tomllib", "envcheck.matrix", "json"}
+
+
+@pytest.mark.subprocess
+def test_plan_imports_only_what_planning_needs(tmp_path):
+    mods = modules_of(tmp_path, "plan", "--gpu", "RTX 4090", "-o", str(tmp_path / "out"), "--force")
+    others = {m for m in mods if m.startswith("envcheck.cli.")} - {"envcheck.cli.plan", "envcheck.cli.plan_text",
+                                                                      "envcheck.cli.flags", "envcheck.cli.conventions"}
+    assert not others
+    # a TOML parse, a PEP 440 specifier, OpenSSL's hashes: none is needed for a plan from cached data
+    assert not mods & {"tomllib", "tomli", "packaging.specifiers", "hashlib", "envcheck.matrix.load",
+                       "envcheck.render.pixi", "envcheck.render.uvproject"}
