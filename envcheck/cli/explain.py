@@ -88,10 +88,10 @@ def read_text(args: argparse.Namespace) -> str:
     return text
 
 
-def list_families(args: argparse.Namespace, matrix: Any) -> int:
-    from envcheck.verify.rules import family_table, load_rules
+def list_families(args: argparse.Namespace) -> int:
+    from envcheck.app.explain import families
 
-    table = family_table(load_rules(matrix), matrix)
+    table = families(args.matrices)
     if args.json:
         json.dump(table, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -112,58 +112,31 @@ def list_families(args: argparse.Namespace, matrix: Any) -> int:
     return 0
 
 
-def described_machine(args: argparse.Namespace, matrix: Any) -> Any:
-    """The machine the flags describe (``--gpu``, ``--os``, ``--wsl``, ``--driver``), or ``None``."""
-    if not (args.gpu or args.os or args.wsl or args.driver):
-        return None
-    from envcheck.machine.describe import apply_flags
-
-    return apply_flags(matrix, None, gpus=args.gpu, os=args.os, wsl=args.wsl or None, driver=args.driver)
-
-
 def run(args: argparse.Namespace) -> int:
-    from envcheck.matrix import load_matrix
-    from envcheck.verify import explain
+    from envcheck.app.explain import ExplainRequest, explain
 
-    matrix = load_matrix(args.matrices)
     if args.list:
-        return list_families(args, matrix)
+        return list_families(args)
     text = read_text(args)
-    facts = None
-    if args.facts:
-        from envcheck.verify.facts import load_facts
-
-        facts = load_facts(args.facts)
-    machine = described_machine(args, matrix)
-    if machine is None and not args.no_probe and facts is None:
-        from envcheck.probe import probe_machine
-
-        machine = probe_machine(matrix, docker=False)  # the GPUs and driver matter here, not Docker
-    findings = explain(text, matrix, machine, facts)
-    if not findings:
-        from envcheck.verify.rules import closest, load_rules
-
-        near = closest(load_rules(matrix), text)
-        if args.json:
-            json.dump({"findings": [], "closest": near}, sys.stdout, indent=1)
-            sys.stdout.write("\n")
-            return 1
+    result = explain(ExplainRequest(text=text, matrices=args.matrices, gpus=args.gpu, os=args.os, wsl=args.wsl,
+                                    driver=args.driver, facts=args.facts, probe=not args.no_probe))
+    if args.json:
+        json.dump(result.to_json(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return result.exit_code
+    if not result.explained:
         first = text.strip().splitlines()[0][:160]
-        looked = "".join(f"\n    {n['rule']}: {n['example']}" for n in near)
+        looked = "".join(f"\n    {n['rule']}: {n['example']}" for n in result.closest)
         sys.stderr.write(f"envcheck: no rule explains this text ({first!r}).\n"
                          f"  The closest families it looked for:{looked}\n"
                          "  `envcheck explain --list` lists every family envcheck knows; "
                          "`envcheck verify` runs the environment and may find the cause.\n")
         return 1
-    if args.json:
-        json.dump([f.to_dict() for f in findings], sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
     from rich.console import Console
     from rich.markup import escape
 
     con = Console(highlight=False, soft_wrap=True)
-    for i, f in enumerate(findings):
+    for i, f in enumerate(result.findings):
         if i:
             con.print()
         con.print(f"[bold]{escape(f.matched.strip())}[/bold]  [dim]({f.rule})[/dim]")

@@ -46,53 +46,19 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.errors import DataFileError, UsageError
-    from envcheck.probe import load_probe_matrix, probe_machine
-
+    from envcheck.app.probe import ProbeRequest, probe
 
     check_timeout(args.timeout)
-    if args.output is not None and args.output.is_dir():
-        raise UsageError(f"-o {args.output}: is a directory; give a file name such as {args.output / 'machine.toml'}")
-    if args.output is not None:
-        from envcheck.render.write import check_output_file
-
-        check_output_file(args.output, args.force, "-o")
-    try:
-        matrix = load_probe_matrix(args.matrices)
-    except DataFileError as exc:
-        if args.matrices:
-            raise
-        sys.stderr.write(f"envcheck: warning: {exc}\n  probing without the matrix: distro and GPU names "
-                         "stay unknown\n")
-        matrix = None
-    machine = probe_machine(matrix, timeout=args.timeout, docker=args.docker)
-    if args.output is not None:
-        write_machine(args.output, machine, args.force)
+    result = probe(ProbeRequest(matrices=args.matrices, timeout=args.timeout, docker=args.docker,
+                                output=args.output, force=args.force))
+    if result.warning:
+        sys.stderr.write(f"envcheck: warning: {result.warning}\n")
     if args.json:
-        json.dump(machine.to_dict(), sys.stdout, indent=2)
+        json.dump(result.machine.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_text(machine, args.output))
+        sys.stdout.write(render_text(result.machine, args.output))
     return 0
-
-
-def write_machine(path: Path, machine: Any, force: bool) -> Path:
-    """Write ``machine`` as a machine file ``path`` (atomic; refuses to replace it without ``force``).
-
-    Raises:
-        OutputExistsError: ``path`` exists and ``force`` is false.
-        UsageError: ``path`` is not a regular file (a device, a folder), or cannot be written
-            (missing folders are created).
-    """
-    import tomli_w
-
-    from envcheck.machine.io import machine_document
-    from envcheck.render.write import write_output_file
-
-    text = ("# envcheck probe: this machine, each fact with how it was found ([machine.how]).\n"
-            "# Plan for it anywhere with: envcheck plan --machine " + path.name + "\n"
-            + tomli_w.dumps(machine_document(machine)))
-    return write_output_file(path, text, force, "-o")
 
 
 def render_text(m: Any, wrote: Any = None) -> str:

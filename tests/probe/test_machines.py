@@ -131,7 +131,7 @@ def test_apu_node_is_integrated_and_not_served(replay_machine, tmp_path):
 
 
 def test_probed_machine_round_trips_through_a_machine_file(replay_machine, tmp_path):
-    from envcheck.cli.probe import write_machine
+    from envcheck.app.probe import write_machine
 
     m, _ = replay_machine("mixed-3090-7900xtx")
     path = write_machine(tmp_path / "node.toml", m, force=False)
@@ -157,7 +157,7 @@ def test_text_report_of_a_probed_machine(replay_machine):
 
 
 def test_plan_reads_what_probe_wrote(replay_machine, tmp_path, cli):
-    from envcheck.cli.probe import write_machine
+    from envcheck.app.probe import write_machine
 
     wsl, _ = replay_machine("wsl2-radeon-7900xtx")
     path = write_machine(tmp_path / "wsl.toml", wsl, force=False)

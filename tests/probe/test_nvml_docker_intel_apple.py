@@ -213,7 +213,7 @@ def test_not_a_jetson(tmp_path, probe_matrix):
 
 
 def test_docker_facts_survive_the_machine_file(tmp_path, replay_machine):
-    from envcheck.cli.probe import write_machine
+    from envcheck.app.probe import write_machine
     from envcheck.machine.io import load_machine
 
     stdout = (FIXTURES / "docker" / "info-nvidia.json").read_text()

@@ -89,3 +89,62 @@ def test_not_a_python_is_bad_input(tmp_path):
 def test_an_unknown_check_is_bad_input():
     with pytest.raises(UsageError, match="unknown check 'cuda'"):
         verify(VerifyRequest(facts=CASES / "C01.json", checks=["cuda"]))
+
+
+# -- explain (envcheck.app.explain) ------------------------------------------------------------------
+
+#: the message of github.com/pytorch/pytorch/issues/150733 (an RTX 5090 with a build lacking sm_120)
+SM120 = ("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "
+         "installation. The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 "
+         "sm_86 sm_90.")
+
+
+def test_explain_for_a_described_machine(capsys):
+    from envcheck.app.explain import ExplainRequest, explain
+
+    result = explain(ExplainRequest(text=SM120, gpus=["RTX 5090"], os="linux", driver="570.124.06", probe=False))
+    assert result.explained and result.exit_code == 0
+    assert [f.rule for f in result.findings] == ["arch-not-compatible"]
+    fix = result.findings[0].fix
+    assert "sm_120" in fix and "--index-url https://download.pytorch.org/whl/cu" in fix
+    assert result.machine is not None and result.machine.gpus[0].arch == "sm_120"
+    assert result.to_json()[0]["rule"] == "arch-not-compatible"  # type: ignore[index]
+    assert capsys.readouterr() == ("", "")
+
+
+def test_explain_unknown_text_names_the_closest_families():
+    from envcheck.app.explain import ExplainRequest, explain
+
+    result = explain(ExplainRequest(text="my cat sat on the keyboard", probe=False))
+    assert not result.explained and result.exit_code == 1 and result.machine is None
+    assert len(result.closest) == 3 and all({"rule", "score", "example"} <= set(n) for n in result.closest)
+    assert result.to_json() == {"findings": [], "closest": list(result.closest)}
+
+
+def test_explain_families_table():
+    from envcheck.app.explain import families
+
+    table = families()
+    names = [row["family"] for row in table]
+    assert len(names) == len(set(names)) > 20
+    assert all(row["source"] for row in table)  # every family cites where it comes from
+
+
+# -- probe (envcheck.app.probe) ----------------------------------------------------------------------
+
+@pytest.mark.subprocess
+def test_probe_writes_a_machine_file_it_never_clobbers(tmp_path):
+    from envcheck.app.probe import ProbeRequest, probe
+    from envcheck.machine.io import load_machine
+
+    target = tmp_path / "node.toml"
+    result = probe(ProbeRequest(docker=False, output=target))
+    assert result.written == target and result.warning is None
+    assert target.read_text().startswith("# envcheck probe")
+    assert load_machine(target).os == result.machine.os == "linux"
+    target.write_text("mine")
+    with pytest.raises(OutputExistsError):
+        probe(ProbeRequest(docker=False, output=target))
+    assert target.read_text() == "mine"
+    with pytest.raises(UsageError, match="is a directory"):
+        probe(ProbeRequest(docker=False, output=tmp_path))
