@@ -19,6 +19,7 @@ import queue
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -219,27 +220,36 @@ def _close(pipe: Any) -> None:
         pass
 
 
+def _resolve(argv: Tuple[str, ...], env: Optional[Mapping[str, str]]) -> Optional[str]:
+    """The path of ``argv[0]`` (looked up on the ``PATH`` of ``env``), or None when it does not exist."""
+    exe = argv[0] if os.path.sep in argv[0] else which(argv[0], (env or os.environ).get("PATH"))
+    return exe if exe is not None and os.path.exists(exe) else None
+
+
 def _spawn(
-    argv: Tuple[str, ...], env: Optional[Mapping[str, str]], cwd: Optional[str], stdin_pipe: bool
+    argv: Tuple[str, ...], env: Optional[Mapping[str, str]], cwd: Optional[str], stdin_pipe: bool,
+    wrap: Tuple[str, ...] = (), pass_fds: Tuple[int, ...] = (),
 ) -> Tuple[Optional[subprocess.Popen[bytes]], str]:
-    """Start ``argv`` in its own process group with piped stdout/stderr.
+    """Start ``argv`` in its own process group with piped stdout/stderr (through ``wrap``, a
+    supervisor that takes the resolved argv after it, when given).
 
     Returns:
         ``(process, "")``, or ``(None, reason)`` when the program is missing or cannot start.
     """
     name = os.path.basename(argv[0]) if argv else "?"
-    exe = argv[0] if os.path.sep in argv[0] else which(argv[0], (env or os.environ).get("PATH"))
-    if exe is None or not os.path.exists(exe):
+    exe = _resolve(argv, env)
+    if exe is None:
         return None, f"{name} not found"
     try:
         proc = subprocess.Popen(
-            (exe,) + argv[1:],
+            wrap + (exe,) + argv[1:],
             stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=os.name == "posix",
+            pass_fds=pass_fds,
         )
     except OSError as exc:
         return None, f"{name} could not start: {exc.strerror or exc}"
@@ -304,7 +314,9 @@ class Stream:
     stderr is collected in the background (so the child never blocks on a full pipe), and
     :meth:`finish` returns the same :class:`Result` :func:`run` would, with a signal named
     (``"python was killed by SIGSEGV"``). The child runs in its own process group, so
-    :meth:`kill` also ends processes it forked — also after the child itself has ended.
+    :meth:`kill` also ends processes it forked — also after the child itself has ended. On Linux it
+    runs under :mod:`envcheck.supervise` (a child subreaper): what it leaves behind, even after
+    leaving its group and session and clearing its environment, is ended when it ends.
 
     Bounds: more than :data:`OUTPUT_CAP` bytes on stdout (in all, or in one line) get the child
     killed (``finish`` says so); of stderr
@@ -317,9 +329,11 @@ class Stream:
     LINE, EOF, TIMEOUT = "line", "eof", "timeout"
 
     def __init__(self, argv: Tuple[str, ...], proc: Optional[subprocess.Popen[bytes]],
-                 error: Optional[str] = None, max_output: int = OUTPUT_CAP, token: Optional[str] = None):
+                 error: Optional[str] = None, max_output: int = OUTPUT_CAP, token: Optional[str] = None,
+                 report_fd: Optional[int] = None):
         self.argv = argv
         self._token = token
+        self._report_fd = report_fd  # the supervisor's count of what it ended (envcheck.supervise)
         self._seen: Dict[int, int] = {}  # descendants seen while the child ran (pid → start time)
         self._tracking = threading.Event()
         self.left_behind = 0  # processes killed at the end that the child had left running
@@ -447,6 +461,12 @@ class Stream:
             return
         if self._proc.poll() is None:
             self._killed_after = after
+        if self._report_fd is not None and os.path.isdir("/proc/self"):
+            # the supervisor dies with its group: note what it had adopted while it still holds it
+            try:
+                self._seen.update(descendants(self._proc.pid, self._token, None))
+            except Exception:  # noqa: BLE001 - a process table read racing with exits
+                pass
         _kill_group(self._proc)
 
     def _rest(self, join: float) -> str:
@@ -488,7 +508,8 @@ class Stream:
         self._tracking.set()
         rest = self._rest(2.0)
         # whatever the child left running — in its group or gone to a session of its own — ends here
-        self.left_behind = kill_tree(self._proc.pid, self._token, self._seen)
+        # (under the supervisor, everything re-parented to it already has: it says how many)
+        self.left_behind = self._supervisor_count() + kill_tree(self._proc.pid, self._token, self._seen)
         rc = self._proc.returncode
         seconds = time.monotonic() - self._start
         error = exit_text(name, rc)
@@ -497,6 +518,21 @@ class Stream:
         elif self._killed_after is not None:
             error, rc = f"{name} timed out after {self._killed_after:g} s", None
         return Result(self.argv, rc, rest, self.stderr_since(), seconds, error)
+
+
+    def _supervisor_count(self) -> int:
+        fd, self._report_fd = self._report_fd, None
+        if fd is None:
+            return 0
+        try:
+            os.set_blocking(fd, False)
+            raw = os.read(fd, 64)
+        except OSError:  # nothing written: the supervisor was killed with its group
+            raw = b""
+        finally:
+            os.close(fd)
+        text = raw.decode("ascii", "replace").strip()
+        return int(text) if text.isdigit() else 0
 
 
 # -- what a child leaves behind -------------------------------------------------------------------
@@ -510,22 +546,9 @@ _TRACK_EVERY = 0.2
 
 def _proc_table() -> Dict[int, Tuple[int, int, int, int]]:
     """``pid → (ppid, pgrp, session, start time)`` of every process (Linux ``/proc``); ``{}`` elsewhere."""
-    out: Dict[int, Tuple[int, int, int, int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for n in names:
-        if not n.isdigit():
-            continue
-        try:
-            with open(f"/proc/{n}/stat", "rb") as fh:
-                raw = fh.read()
-            f = raw[raw.rindex(b")") + 2:].split()
-            out[int(n)] = (int(f[1]), int(f[2]), int(f[3]), int(f[19]))
-        except (OSError, ValueError, IndexError):
-            continue
-    return out
+    from envcheck.supervise import proc_table
+
+    return {pid: row[:4] for pid, row in proc_table().items()}
 
 
 def _marked(pid: int, token: bytes) -> bool:
@@ -580,12 +603,9 @@ def kill_tree(root: int, token: Optional[str], seen: Optional[Dict[int, int]] = 
                  if _alive_as(p, st)}
         if not found:
             break
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in found:
-                try:
-                    os.kill(pid, sig)
-                except OSError:
-                    pass
+        from envcheck.supervise import stop_and_kill
+
+        stop_and_kill(found)
         killed.update(found)
         time.sleep(0.02)
     return len(killed)
@@ -619,7 +639,26 @@ def start(
     token = secrets.token_hex(8)
     child_env = dict(env if env is not None else os.environ)
     child_env[RUN_MARK] = token
-    proc, error = _spawn(argv, child_env, cwd, stdin_pipe=False)
+    if not _can_supervise() or _resolve(argv, child_env) is None:
+        proc, error = _spawn(argv, child_env, cwd, stdin_pipe=False)
+        return Stream(argv, None, error) if proc is None else Stream(argv, proc, token=token)
+    read_end, write_end = os.pipe()
+    try:
+        proc, error = _spawn(argv, child_env, cwd, stdin_pipe=False, pass_fds=(write_end,),
+                             wrap=(sys.executable, "-I", "-S", SUPERVISOR, str(write_end), "--"))
+    finally:
+        os.close(write_end)
     if proc is None:
+        os.close(read_end)
         return Stream(argv, None, error)
-    return Stream(argv, proc, token=token)
+    return Stream(argv, proc, token=token, report_fd=read_end)
+
+
+#: The supervisor script (:mod:`envcheck.supervise`): a child subreaper between envcheck and a
+#: streamed program, so descendants that leave its group, session and environment stay findable.
+SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervise.py")
+
+
+def _can_supervise() -> bool:
+    """Linux (PR_SET_CHILD_SUBREAPER), an interpreter to run the supervisor on, and its script."""
+    return sys.platform.startswith("linux") and bool(sys.executable) and os.path.isfile(SUPERVISOR)
