@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Protocol, Seque
 from envcheck.record import record
 from envcheck.errors import DataFileError
 from envcheck.machine.model import Machine
+from envcheck.schema import Scalar, Table, enum, list_of, plain, req, text, validate
 
 
 class PlanLike(Protocol):
@@ -91,13 +92,6 @@ class Expect:
     post_install: Tuple[str, ...] = ()
     mps: bool = False
 
-    #: ``[expect]`` keys and the type each must have (``driver_*`` are strings).
-    TYPES = {
-        "torch_version": str, "variant": str, "python": str, "cuda": str, "cudnn": str,
-        "cudnn_version": int, "nccl": str, "hip": str, "arch_list": list, "gpu_arch": list,
-        "torchvision": str, "torchaudio": str, "post_install": list, "mps": bool,
-    }
-
     def to_dict(self) -> Dict[str, Any]:
         """The ``[expect]`` table; empty values are left out, ``driver`` becomes ``driver_*`` keys."""
         d: Dict[str, Any] = {"torch_version": self.torch_version, "variant": self.variant, "python": self.python}
@@ -127,29 +121,19 @@ class Expect:
 
     @classmethod
     def from_dict(cls, table: Mapping[str, Any], path: object = "<lock>") -> Expect:
-        """Check and convert an ``[expect]`` table; keys a newer envcheck added are ignored.
+        """Check (:data:`EXPECT`) and convert an ``[expect]`` table; keys a newer envcheck added
+        are ignored.
 
         Raises:
             DataFileError: a required key is missing, or a key has the wrong type.
         """
-        for key in ("torch_version", "variant"):
-            if key not in table:
-                raise DataFileError(path, f"expect.{key}", "missing (required)")
-        for key, value in table.items():
-            want = cls.TYPES.get(key, str if key.startswith("driver_") else None)
-            if want is None:
-                continue  # newer keys from a newer envcheck: ignored, not an error
-            if not isinstance(value, want) or (want is int and isinstance(value, bool)):
-                raise DataFileError(path, f"expect.{key}",
-                                    f"expected {want.__name__}, got {type(value).__name__} {value!r}")
-            if isinstance(value, list) and not all(isinstance(x, str) for x in value):
-                raise DataFileError(path, f"expect.{key}", "expected a list of strings")
+        return cls._from_checked(validate(table, EXPECT, path, "expect"))
+
+    @classmethod
+    def _from_checked(cls, checked: Mapping[str, Any]) -> Expect:
         names = {f.name for f in fields(cls)} - {"driver"}
-        kw: Dict[str, Any] = {}
-        for key, value in table.items():
-            if key in names:
-                kw[key] = tuple(value) if isinstance(value, list) else value
-        kw["driver"] = {k[len("driver_"):]: v for k, v in table.items() if k.startswith("driver_")}
+        kw: Dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in checked.items() if k in names}
+        kw["driver"] = {k[len("driver_"):]: v for k, v in checked.items() if k.startswith("driver_")}
         return cls(**kw)
 
     # Read-only mapping view of the table (``exp.get("cuda")``), for code that reads keys by name.
@@ -177,6 +161,7 @@ class Lock:
         index_url: where the plan installs from; ``pip_lines``: the requirement lines
             (index option first, then ``torch==…`` pins).
         machine: the machine the plan was made for, when the file has one.
+        request: the ``[request]`` the plan answered (``torch``, ``backend``, ``compile``).
     """
 
     path: str
@@ -186,6 +171,7 @@ class Lock:
     index_url: str = ""
     pip_lines: List[str] = field(default_factory=list)
     machine: Optional[Machine] = None
+    request: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def pins(self) -> List[str]:
@@ -274,7 +260,7 @@ def load_lock(path: Path) -> Lock:
 
 
 def lock_from_dict(doc: Dict[str, Any], path: object = "<lock>") -> Lock:
-    """Build a :class:`Lock` from parsed TOML, checking each part.
+    """Build a :class:`Lock` from parsed TOML, checking it against :data:`LOCK`.
 
     Raises:
         DataFileError: see :func:`load_lock`.
@@ -283,54 +269,63 @@ def lock_from_dict(doc: Dict[str, Any], path: object = "<lock>") -> Lock:
     if schema != LOCK_SCHEMA:
         raise DataFileError(path, "schema",
                             f"expected {LOCK_SCHEMA} (an {LOCK_FILE} from `envcheck plan`), got {schema!r}")
-    build = _table(doc, "build", path)
-    table = _table(doc, "expect", path)
-    for key in ("torch", "variant"):
-        if not isinstance(build.get(key), str) or not build.get(key):
-            raise DataFileError(path, f"build.{key}", "missing (required) or not a string")
-    expect = Expect.from_dict(table, path)
-    pip = doc.get("pip", {})
-    lines = pip.get("lines", []) if isinstance(pip, dict) else None
-    if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
-        raise DataFileError(path, "pip.lines", "expected a list of strings")
-    _check_outside_strings(build, table, lines, path)
+    checked = validate(doc, LOCK, path)
+    build = checked["build"]
+    expect = Expect._from_checked(checked["expect"])
+    lines = checked.get("pip", {}).get("lines", [])
     machine = None
     if "machine" in doc:
         from envcheck.machine.io import machine_from_dict
 
         machine = machine_from_dict(doc["machine"], path, "machine")
     return Lock(path=str(path), torch=build["torch"], variant=build["variant"], expect=expect,
-                index_url=str(build.get("index_url", "")), pip_lines=list(lines), machine=machine)
+                index_url=str(build.get("index_url", "")), pip_lines=list(lines), machine=machine,
+                request=checked.get("request", {}))
 
 
-def _table(doc: Dict[str, Any], name: str, path: object) -> Dict[str, Any]:
-    value = doc.get(name)
-    if not isinstance(value, dict):
-        raise DataFileError(path, name, f"missing [{name}] table" if value is None
-                            else f"expected a table, got {type(value).__name__}")
-    return value
-
-
-def _check_outside_strings(build: Dict[str, Any], expect: Dict[str, Any], lines: List[str], path: object) -> None:
-    """A lock is read from outside: its index URL must be an http(s)/file URL without shell
-    metacharacters, and every string verify prints or compares is printable text on one line."""
-    from envcheck.edge import check_name, check_url
+def _index_url(value: Any) -> Any:
+    """An index URL from a lock: http(s)/file, no whitespace or shell metacharacters (the problem in words)."""
+    from envcheck.edge import check_url
     from envcheck.errors import UsageError
 
-    def check(key: str, value: Any, fn: Any) -> None:
-        try:
-            fn(value)
-        except UsageError as exc:
-            raise DataFileError(path, key, str(exc).split(": ", 1)[-1]) from None
+    if value == "":
+        return True
+    try:
+        check_url(value, "index_url")
+    except UsageError as exc:
+        return str(exc).split(": ", 1)[-1]
+    return True
 
-    if build.get("index_url") not in (None, ""):
-        check("build.index_url", build["index_url"], lambda v: check_url(v, "index_url"))
-    for key, value in build.items():
-        if isinstance(value, str) and key != "index_url":
-            check(f"build.{key}", value, lambda v: check_name(v, "value", 2000))
-    for key, value in expect.items():
-        for v in value if isinstance(value, list) else [value]:
-            if isinstance(v, str):
-                check(f"expect.{key}", v, lambda x: check_name(x, "value", 2000))
-    for i, ln in enumerate(lines):
-        check(f"pip.lines[{i}]", ln, lambda v: check_name(v, "value", 4000))
+
+_TEXT = text(2000)
+
+#: ``[expect]``: what verify must find. Keys a newer envcheck adds are allowed (plain data).
+EXPECT = Table({
+    "torch_version": req("version"), "variant": req(_TEXT), "python": "python",
+    "torchvision": "version", "torchaudio": "version", "cuda": "version", "cudnn": "version",
+    "cudnn_version": "int", "nccl": "version", "hip": "version",
+    "arch_list": list_of("kernel_target"), "gpu_arch": list_of("gpu_arch"),
+    "post_install": list_of(_TEXT), "mps": "bool",
+}, unknown="allow", extra=plain(2000), what="[expect] table",
+    rule=lambda t: next(((f".{k}", "expected a string") for k, v in t.items()
+                         if k.startswith("driver_") and not isinstance(v, str)), None))
+
+#: ``[build]``: the chosen build (``torch`` and ``variant`` are what verify compares).
+BUILD = Table({
+    "torch": req("version"), "variant": req(_TEXT), "channel": _TEXT,
+    "index_url": Scalar("an http(s) or file URL", _index_url), "index_kind": _TEXT, "python": "python",
+    "platform": "platform", "wheel_tag": _TEXT, "source": list_of(_TEXT), "confidence": "confidence",
+    "warnings": list_of(_TEXT),
+}, unknown="allow", extra=plain(2000), what="[build] table")
+
+#: The whole ``envcheck.lock.toml`` (``[machine]`` is :data:`envcheck.machine.io.MACHINE`, checked
+#: by :func:`~envcheck.machine.io.machine_from_dict`).
+LOCK = Table({
+    "schema": req(enum(LOCK_SCHEMA)), "generated": "str", "envcheck": _TEXT,
+    "request": Table({"torch": _TEXT, "backend": _TEXT, "compile": "bool"}, unknown="allow", extra=plain(2000)),
+    "machine": "any",
+    "build": req(BUILD), "expect": req(EXPECT),
+    "pip": Table({"lines": list_of(text(4000))}, unknown="allow", extra=plain(4000)),
+    # the plan's steps, for people and `docker`: shell text over several lines, not read by verify
+    "post_install": list_of(Table({}, unknown="allow")), "step": list_of(Table({}, unknown="allow")),
+}, unknown="allow", extra=plain(4000))

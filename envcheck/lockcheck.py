@@ -48,16 +48,13 @@ def check_lock(path: Path, matrix: Any) -> LockStatus:
     """
     from dataclasses import replace
 
-    from envcheck.matrix.load import read_toml
     from envcheck.resolve import Request, resolve
     from envcheck.lock import load_lock
 
     lock = load_lock(path)
     if lock.machine is None:
         raise DataFileError(path, "machine", "no [machine] table: the lock cannot be resolved again")
-    req = read_toml(Path(path)).get("request", {})
-    if not isinstance(req, dict):
-        raise DataFileError(path, "request", "expected a table")
+    req = lock.request
     torch_text = str(req.get("torch", "") or "")
     torch_text = "" if torch_text == "*" else torch_text
     request = Request(torch=Request.parse_torch(torch_text) if torch_text else None, torch_text=torch_text,

@@ -13,9 +13,7 @@ from typing import Dict, List, Optional
 
 from envcheck.record import record
 from envcheck.jsontypes import JSON, JSONObject
-
-OSES = ("linux", "windows", "macos")
-CPU_ARCHES = ("x86_64", "aarch64", "arm64", "x86")  # the names of matrices/platforms.toml [[cpu_arch]]
+from envcheck.schema import CPU_ARCHES, OSES  # noqa: F401 (the vocabulary, defined once)
 
 
 @record

@@ -11,31 +11,37 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Tuple, Type, TypeVar
+from typing import Any, Dict, List, Mapping, Tuple, Type, TypeVar
 
 from envcheck.errors import DataFileError, UsageError
 from envcheck.jsontypes import JSON, JSONObject
 from envcheck.matrix import model as m
 from envcheck.matrix.model import RECIPE_KINDS  # noqa: F401 (re-exported; the resolver reads it without the loader)
-from envcheck.matrix.patterns import GFX_RE, PTX_RE, PY_RE, SM_RE  # noqa: F401 (re-exported)
+from envcheck.schema import (  # noqa: F401 (SOURCE_FORMS… re-exported)
+    GFX_RE,
+    PTX_RE,
+    PY_RE,
+    SM_RE,
+    SOURCE_FORMS,
+    TIMESTAMP_RE,
+    WHEEL_REF_RE,
+    Scalar,
+    Table,
+    arch_fits_vendor,
+    list_of,
+    map_of,
+    one_of,
+    one_or_list,
+    pattern,
+    req,
+    validate,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
-SOURCE_FORMS = (
-    re.compile(r"https://\S+"),
-    re.compile(r"[\w.-]+/[\w.-]+:[^@\s]+(@[0-9a-f]{7,40})?"),
-    re.compile(r"[\w.-]+/[\w.-]+#\d+"),
-    re.compile(r"pypi:[\w.-]+==\S+"),
-    re.compile(r"wheel:\S+\.whl"),
-    re.compile(r"derived:.+"),
-)
-TIMESTAMP_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
-WHEEL_REF_RE = re.compile(r"[^\s#/]+\.whl(#sha256=[0-9a-f]{64})?")
-
-Conv = Callable[[Any, str], Any]
 #: one file's rows by table name: ``{"build": [Build, …]}`` (the row types of :data:`TABLES`)
 Tables = Dict[str, List[object]]
 
@@ -50,386 +56,206 @@ class _Ctx:
         return DataFileError(self.path, key, msg)
 
 
-def _str(ctx: _Ctx) -> Conv:
-    def conv(v: Any, key: str) -> str:
-        if not isinstance(v, str):
-            raise ctx.fail(key, f"expected a string, got {type(v).__name__} {v!r}")
-        return v
-
-    return conv
-
-
-def _version(ctx: _Ctx, allow_empty: bool = False) -> Conv:
-    def conv(v: Any, key: str) -> str:
-        s = _str(ctx)(v, key)
-        if s == "" and allow_empty:
-            return s
-        try:
-            m.vkey(s)
-        except ValueError:
-            raise ctx.fail(key, f"expected a version like '12.8.0', got {s!r}") from None
-        return s
-
-    return conv
-
-
-def _int(ctx: _Ctx) -> Conv:
-    def conv(v: Any, key: str) -> int:
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise ctx.fail(key, f"expected an integer, got {v!r}")
-        return v
-
-    return conv
-
-
-def _number(ctx: _Ctx) -> Conv:
-    def conv(v: Any, key: str) -> float:
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
-            raise ctx.fail(key, f"expected a non-negative number, got {v!r}")
-        return float(v)
-
-    return conv
-
-
-def _regex(ctx: _Ctx) -> Conv:
-    def conv(v: Any, key: str) -> str:
-        s = _str(ctx)(v, key)
-        try:
-            re.compile(s)
-        except re.error as exc:
-            raise ctx.fail(key, f"invalid regular expression: {exc}") from None
-        return s
-
-    return conv
-
-
-def _bool(ctx: _Ctx) -> Conv:
-    def conv(v: Any, key: str) -> bool:
-        if not isinstance(v, bool):
-            raise ctx.fail(key, f"expected true or false, got {v!r}")
-        return v
-
-    return conv
-
-
-def _pattern(ctx: _Ctx, rx: re.Pattern[str], what: str) -> Conv:
-    def conv(v: Any, key: str) -> str:
-        s = _str(ctx)(v, key)
-        if not rx.fullmatch(s):
-            raise ctx.fail(key, f"expected {what}, got {s!r}")
-        return s
-
-    return conv
-
-
-def _list(ctx: _Ctx, item: Conv) -> Conv:
-    def conv(v: Any, key: str) -> Tuple[Any, ...]:
-        if not isinstance(v, list):
-            raise ctx.fail(key, f"expected a list, got {type(v).__name__} {v!r}")
-        return tuple(item(x, f"{key}[{i}]") for i, x in enumerate(v))
-
-    return conv
-
-
-def _str_or_list(ctx: _Ctx, item: Conv) -> Conv:
-    def conv(v: Any, key: str) -> Tuple[Any, ...]:
-        if isinstance(v, str):
-            return (item(v, key),)
-        return _list(ctx, item)(v, key)
-
-    return conv
-
-
-def _choice(ctx: _Ctx, choices: Tuple[str, ...]) -> Conv:
-    def conv(v: Any, key: str) -> str:
-        s = _str(ctx)(v, key)
-        if s not in choices:
-            raise ctx.fail(key, f"expected one of {', '.join(choices)}; got {s!r}")
-        return s
-
-    return conv
-
-
-def _table(ctx: _Ctx, value: Conv, keys: Tuple[str, ...] = ()) -> Conv:
-    def conv(v: Any, key: str) -> Dict[str, Any]:
-        if not isinstance(v, dict):
-            raise ctx.fail(key, f"expected a table, got {type(v).__name__} {v!r}")
-        out = {}
-        for k, x in v.items():
-            if keys and k not in keys:
-                raise ctx.fail(f"{key}.{k}", f"unknown key; expected one of {', '.join(keys)}")
-            out[k] = value(x, f"{key}.{k}")
-        return out
-
-    return conv
-
-
-def _source(ctx: _Ctx) -> Conv:
-    def one(v: Any, key: str) -> str:
-        s = _str(ctx)(v, key)
-        if not any(rx.fullmatch(s) for rx in SOURCE_FORMS):
-            raise ctx.fail(
-                key,
-                f"source {s!r} is not an https:// URL, owner/repo:path[@commit], owner/repo#N, "
-                "pypi:name==version, wheel:file.whl or derived:… (see matrices/README.md)",
-            )
-        return s
-
-    return _str_or_list(ctx, one)
-
-
-def _wheel_tag(ctx: _Ctx) -> Conv:
-    def conv(v: Any, key: str) -> Any:
-        if isinstance(v, str):
-            return v  # expanded per platform in _build_fixups
-        return _table(ctx, _str(ctx), m.PLATFORMS)(v, key)
-
-    return conv
-
-
-def _compile(ctx: _Ctx) -> Conv:
-    def conv(v: Any, key: str) -> Any:
-        return _table(ctx, lambda x, k: x, ())(v, key)
-
-    return conv
-
-
-# field name -> (converter factory, required)
-Spec = Dict[str, Tuple[Callable[[_Ctx], Conv], bool]]
-
 #: The kinds of recipe steps, in the order a recipe runs them.
 #: What a recipe row's ``when`` may test (see matrices/README.md, "recipe.toml").
 RECIPE_WHEN = ("os", "wsl", "backend", "vendor", "rocm_min", "rocm_max", "compile", "container")
 
-_COMMON: Spec = {
-    "source": (_source, True),
-    "confidence": (lambda c: _choice(c, m.CONFIDENCE_LEVELS), True),
-    "note": (_str, False),
-}
+#: Every row carries where it came from and how sure it is.
+_COMMON = {"source": req(one_or_list("source")), "confidence": req("confidence"), "note": "str"}
 
 
-def _platform_map(value: Callable[[_Ctx], Conv]) -> Callable[[_Ctx], Conv]:
-    return lambda c: _table(c, value(c), m.PLATFORMS)
+def _by_platform(spec: Any) -> Any:
+    return map_of(spec, keys="platform")
 
 
-def _py_list(c: _Ctx) -> Conv:
-    return _list(c, _pattern(c, PY_RE, "a Python version like '3.12' or '3.13t'"))
+_WHEEL_TAG = Scalar("a wheel tag or a table of them per platform",
+                    lambda v: isinstance(v, str) or (isinstance(v, dict) and all(
+                        k in m.PLATFORMS and isinstance(x, str) for k, x in v.items())))
 
 
-SPECS: Dict[type, Spec] = {
-    m.Release: {
-        "version": (_version, True),
-        "date": (_str, False),
-        "torchvision": (lambda c: _version(c, allow_empty=True), False),
-        "torchaudio": (lambda c: _version(c, allow_empty=True), False),
-        "python": (_platform_map(_py_list), True),
-        "pypi": (_platform_map(_str), False),
-        "pypi_tag": (_platform_map(_str), False),
-        "pypi_pins": (lambda c: _table(c, lambda x, k: str(x)), False),
-        "compile": (_compile, False),
-    },
-    m.Build: {
-        "torch": (lambda c: _str_or_list(c, _version(c)), True),
-        "variant": (_str, True),
-        "channel": (_str, True),
-        "platforms": (lambda c: _list(c, _choice(c, m.PLATFORMS)), True),
-        "wheel_tag": (_wheel_tag, True),
-        "python": (_py_list, False),
-        "cuda": (_version, False),
-        "cudnn": (_version, False),
-        "nccl": (_version, False),
-        "sm": (lambda c: _list(c, _pattern(c, SM_RE, "an NVIDIA cubin arch like 'sm_80'")), False),
-        "ptx": (lambda c: _list(c, _pattern(c, PTX_RE, "a PTX arch like 'compute_120'")), False),
-        "rocm": (_version, False),
-        "gfx": (lambda c: _list(c, _pattern(c, GFX_RE, "an AMD target like 'gfx1100'")), False),
-        "mps": (_bool, False),
-        "mps_min_macos": (_version, False),
-        "wsl": (_bool, False),
-        "glibc": (_version, False),
-        "local_label": (_bool, False),
-        "tegra": (_bool, False),
-        "post_install": (lambda c: _list(c, _str(c)), False),
-        "pins": (lambda c: _table(c, _str(c)), False),
-    },
-    m.Channel: {
-        "name": (_str, True),
-        "index_url": (lambda c: _pattern(c, re.compile(r"(https?|file)://\S+"), "a URL"), True),
-        "kind": (lambda c: _choice(c, ("simple", "find-links")), True),
-    },
-    m.Toolkit: {
-        "version": (_version, True),
-        "driver_linux": (lambda c: _version(c, allow_empty=True), True),
-        "driver_windows": (lambda c: _version(c, allow_empty=True), True),
-    },
-    m.Family: {
-        "major": (_int, True),
-        "min_minor": (_int, False),
-        "floor_linux": (_version, True),
-        "floor_windows": (lambda c: _version(c, allow_empty=True), True),
-    },
-    m.NvArch: {
-        "sm": (lambda c: _pattern(c, SM_RE, "an arch like 'sm_86'"), True),
-        "compute_capability": (
-            lambda c: _pattern(c, re.compile(r"\d+\.\d+"), "a compute capability like '8.6'"),
-            True,
-        ),
-        "family": (_str, True),
-        "first_cuda": (lambda c: _version(c, allow_empty=True), True),
-        "last_cuda": (lambda c: _version(c, allow_empty=True), False),
-        "sbsa_from_cuda": (lambda c: _version(c, allow_empty=True), False),
-        "driver_min_linux": (lambda c: _version(c, allow_empty=True), False),
-        "driver_min_windows": (lambda c: _version(c, allow_empty=True), False),
-        "driver_last_branch": (lambda c: _pattern(c, re.compile(r"[0-9]{3}"), "a driver branch like '580'"), False),
-    },
-    m.Gpu: {
-        "name": (_str, True),
-        "vendor": (lambda c: _choice(c, m.VENDORS), True),
-        "arch": (_str, True),
-        "family": (_str, False),
-        "segment": (_str, False),
-        "memory_mib": (_int, False),
-        "aliases": (lambda c: _list(c, _str(c)), False),
-        "host_arch": (lambda c: _choice(c, ("x86_64", "aarch64")), False),
-    },
-    m.RocmWslRelease: {
-        "rocm": (_version, True),
-        "adrenalin_min": (lambda c: _version(c, allow_empty=True), True),
-        "gfx": (lambda c: _list(c, _pattern(c, GFX_RE, "an AMD target like 'gfx1100'")), True),
-        "ubuntu": (lambda c: _list(c, _version(c)), False),
-    },
-    m.Step: {"key": (_str, True), "description": (_str, True), "shell": (_str, True),
-             "env": (lambda c: _table(c, _str(c)), False)},
-    m.RecipeRow: {
-        "key": (_str, True),
-        "kind": (lambda c: _choice(c, RECIPE_KINDS), True),
-        "title": (_str, True),
-        "runs_in": (lambda c: _choice(c, ("host", "windows", "linux", "macos")), True),
-        "shell": (lambda c: _choice(c, ("bash", "powershell", "manual")), True),
-        "root": (_bool, False),
-        "commands": (_str, False),
-        "check": (_str, False),
-        "skip_if": (_str, False),
-        "url": (_str, False),
-        "env": (lambda c: _table(c, _str(c)), False),
-        "when": (lambda c: _table(c, lambda x, k: x, RECIPE_WHEN), False),
-    },
-    m.AmdRoute: {
-        "key": (_str, True),
-        "kind": (lambda c: _choice(c, ("route", "instead", "unsupported")), True),
-        "os": (lambda c: _list(c, _choice(c, ("linux", "windows", "macos"))), True),
-        "wsl": (_bool, False),
-        "gfx": (lambda c: _list(c, _str(c)), True),
-        "text": (_str, True),
-        "url": (_str, False),
-    },
-    m.Distro: {
-        "id": (_str, True),
-        "name": (_str, True),
-        "aliases": (lambda c: _list(c, _str(c)), False),
-        "glibc": (_version, True),
-        "python3": (_version, False),
-        "os_release": (lambda c: _table(c, lambda x, k: str(x)), False),
-    },
-    m.ManylinuxAlias: {"tag": (_str, True), "glibc": (_version, True)},
-    m.VariantProvider: {
-        "vendor": (lambda c: _choice(c, ("nvidia", "amd", "intel")), True), "namespace": (_str, True),
-        "arch_feature": (_str, True), "version_features": (lambda c: _list(c, _str(c)), True),
-        "arch_override": (_str, True), "version_override": (_str, True),
-        "version_range": (lambda c: _list(c, _version(c)), False), "pep": (_str, True),
-    },
-    m.Marker: {"platform": (lambda c: _choice(c, m.PLATFORMS), True), "sys_platform": (_str, True),
-               "platform_machine": (_str, True)},
-    m.JetpackGen: {"major": (_str, True), "l4t": (_str, True), "distro": (_str, True),
-                   "channels": (lambda c: _list(c, _str(c)), True)},
-    m.Chip: {"vendor": (lambda c: _choice(c, ("nvidia", "amd", "intel")), True), "pattern": (_regex, True),
-             "arch": (_str, True), "family": (_str, True), "integrated": (_bool, False)},
-    m.TritonWindows: {"torch": (_version, True), "triton": (_version, True), "version": (_str, True),
-                      "python": (_py_list, True), "sm_min": (_str, True), "step": (_str, True)},
-    m.Companion: {"package": (lambda c: _choice(c, ("torchvision", "torchaudio")), True),
-                  "version": (_version, True), "any": (_bool, False),
-                  "python": (_platform_map(_py_list), False)},
-    m.CpuArch: {"name": (lambda c: _choice(c, ("x86_64", "aarch64", "arm64", "x86")), True),
-                "aliases": (lambda c: _list(c, _str(c)), True),
-                "platform": (lambda c: _table(c, _str(c), ("linux", "windows", "macos")), True)},
-    m.MacosRelease: {"version": (_version, True), "name": (_str, True), "darwin": (lambda c: (lambda v, k: str(v)), False)},
-    m.CondaForgeRow: {
-        "torch": (lambda c: _str_or_list(c, _version(c)), True),
-        "cuda_version": (lambda c: _list(c, _version(c)), True),
-        "platforms": (lambda c: _list(c, _choice(c, m.PLATFORMS)), True),
-        "python": (_py_list, False),
-        "arm_variant": (_str, False),
-    },
-    m.PytorchChannelRow: {
-        "torch": (lambda c: _str_or_list(c, _version(c)), True),
-        "pytorch_cuda": (lambda c: _list(c, _version(c)), False),
-        "cudatoolkit": (lambda c: _list(c, _version(c)), False),
-        "platforms": (lambda c: _list(c, _choice(c, m.PLATFORMS)), False),
-    },
-    m.CondaConstraint: {
-        "package": (_str, True),
-        "build": (_str, False),
-        "run": (lambda c: _list(c, _str(c)), False),
-        "host": (lambda c: _list(c, _str(c)), False),
-        "run_constrained": (lambda c: _list(c, _str(c)), False),
-    },
-    m.BaseImage: {
-        "backend": (lambda c: _choice(c, ("cpu", "cuda", "rocm", "rocm-wsl", "xpu")), True),
-        "image": (_str, True),
-        "template": (_str, True),
-        "python_from": (lambda c: _choice(c, ("image", "apt")), True),
-        "cuda_major": (_int, False),
-        "rocm": (_version, False),
-        "glibc": (_version, False),
-        "run_flags": (lambda c: _list(c, _str(c)), False),
-        "env": (lambda c: _table(c, _str(c)), False),
-        "prerequisites": (lambda c: _list(c, _str(c)), False),
-    },
-    m.CiTarget: {
-        "name": (_str, True),
-        "args": (lambda c: _list(c, _str(c)), True),
-        "description": (_str, False),
-    },
-    m.IndexUpdate: {
-        "channel": (_str, True),
-        "package": (_str, True),
-        "index_url": (lambda c: _pattern(c, re.compile(r"https?://\S+"), "an http(s) URL"), True),
-        "pages": (lambda c: _list(c, _pattern(c, re.compile(r"https?://\S+"), "an http(s) URL")), True),
-        "checked": (lambda c: _pattern(c, TIMESTAMP_RE, "a UTC time like '2025-07-09T14:13:16Z'"), True),
-        "changed": (lambda c: _pattern(c, TIMESTAMP_RE, "a UTC time like '2025-07-09T14:13:16Z'"), True),
-        "since": (lambda c: _version(c, allow_empty=True), False),
-        "files": (_int, True),
-    },
-    m.IndexWheels: {
-        "channel": (_str, True),
-        "package": (_str, True),
-        "version": (_version, True),
-        "variant": (_str, True),
-        "subindex": (_str, False),
-        "uploaded": (_str, False),
-        "files": (lambda c: _list(c, _pattern(c, WHEEL_REF_RE, "'name.whl#sha256=<64 hex>'")), True),
-        "yanked": (lambda c: _list(c, _str(c)), False),
-    },
-    m.Diagnosis: {
-        "id": (lambda c: _pattern(c, re.compile(r"[a-z0-9][a-z0-9-]*"), "a short id like 'glibc-too-old'"), True),
-        "checks": (lambda c: _list(c, _str(c)), False),
-        "pattern": (_regex, True),
-        "wsl": (_bool, False),
-        "os": (lambda c: _choice(c, ("windows", "linux", "macos")), False),
-        "cause": (_str, True),
-        "fix": (_str, True),
-        "example": (_str, True),
-        "evidence": (_str, False),
-    },
-    m.Limit: {
-        "name": (lambda c: _pattern(c, re.compile(r"[a-z][a-z0-9_]*"), "a snake_case name like 'shm_small_mib'"), True),
-        "value": (_number, True),
-        "unit": (_str, False),
-    },
-    m.Tolerance: {
-        "check": (_str, True),
-        "dtype": (lambda c: _choice(c, ("float64", "float32", "float16", "bfloat16")), True),
-        "rel_error": (_number, True),
-    },
+def _row(fields: Dict[str, Any], rule: Any = None) -> Table:
+    return Table({**fields, **_COMMON}, unknown="strict", rule=rule)
+
+
+#: Each row type's fields (spec language: :mod:`envcheck.schema`); ``source``/``confidence``/``note``
+#: added to each. Unknown keys are errors under ``envcheck matrix validate`` (strict), ignored otherwise.
+SPECS: Dict[type, Table] = {
+    m.Release: _row({
+        "version": req("version"),
+        "date": "str",
+        "torchvision": "version_or_empty",
+        "torchaudio": "version_or_empty",
+        "python": req(_by_platform(list_of("python"))),
+        "pypi": _by_platform("str"),
+        "pypi_tag": _by_platform("str"),
+        "pypi_pins": map_of("as_str"),
+        "compile": Table({"python_max": "as_str", "free_threaded": "bool", "windows": "bool"}, unknown="strict"),
+    }),
+    m.Build: _row({
+        "torch": req(one_or_list("version")),
+        "variant": req("str"),
+        "channel": req("str"),
+        "platforms": req(list_of("platform")),
+        "wheel_tag": req(_WHEEL_TAG),
+        "python": list_of("python"),
+        "cuda": "version",
+        "cudnn": "version",
+        "nccl": "version",
+        "sm": list_of("sm"),
+        "ptx": list_of("ptx"),
+        "rocm": "version",
+        "gfx": list_of("gfx"),
+        "mps": "bool",
+        "mps_min_macos": "version",
+        "wsl": "bool",
+        "glibc": "version",
+        "local_label": "bool",
+        "tegra": "bool",
+        "post_install": list_of("str"),
+        "pins": map_of("str"),
+    }),
+    m.Channel: _row({"name": req("str"), "index_url": req("url"), "kind": req(one_of("simple", "find-links"))}),
+    m.Toolkit: _row({"version": req("version"), "driver_linux": req("version_or_empty"),
+                     "driver_windows": req("version_or_empty")}),
+    m.Family: _row({"major": req("int"), "min_minor": "int", "floor_linux": req("version"),
+                    "floor_windows": req("version_or_empty")}),
+    m.NvArch: _row({
+        "sm": req("sm"),
+        "compute_capability": req("compute_capability"),
+        "family": req("str"),
+        "first_cuda": req("version_or_empty"),
+        "last_cuda": "version_or_empty",
+        "sbsa_from_cuda": "version_or_empty",
+        "driver_min_linux": "version_or_empty",
+        "driver_min_windows": "version_or_empty",
+        "driver_last_branch": pattern(r"[0-9]{3}", "a driver branch like '580'"),
+    }),
+    m.Gpu: _row({
+        "name": req("str"),
+        "vendor": req("vendor"),
+        "arch": req("gpu_arch"),
+        "family": "str",
+        "segment": "str",
+        "memory_mib": "int",
+        "aliases": list_of("str"),
+        "host_arch": one_of("x86_64", "aarch64"),
+    }, rule=arch_fits_vendor),
+    m.RocmWslRelease: _row({"rocm": req("version"), "adrenalin_min": req("version_or_empty"),
+                            "gfx": req(list_of("gfx")), "ubuntu": list_of("version")}),
+    m.Step: _row({"key": req("str"), "description": req("str"), "shell": req("str"), "env": map_of("str")}),
+    m.RecipeRow: _row({
+        "key": req("str"),
+        "kind": req(one_of(*RECIPE_KINDS)),
+        "title": req("str"),
+        "runs_in": req(one_of("host", "windows", "linux", "macos")),
+        "shell": req(one_of("bash", "powershell", "manual")),
+        "root": "bool",
+        "commands": "str",
+        "check": "str",
+        "skip_if": "str",
+        "url": "str",
+        "env": map_of("str"),
+        "when": Table({k: "any" for k in RECIPE_WHEN}, unknown="error"),
+    }),
+    m.AmdRoute: _row({
+        "key": req("str"),
+        "kind": req(one_of("route", "instead", "unsupported")),
+        "os": req(list_of("os")),
+        "wsl": "bool",
+        "gfx": req(list_of("str")),
+        "text": req("str"),
+        "url": "str",
+    }),
+    m.Distro: _row({"id": req("str"), "name": req("str"), "aliases": list_of("str"), "glibc": req("version"),
+                    "python3": "version", "os_release": map_of("as_str")}),
+    m.ManylinuxAlias: _row({"tag": req("str"), "glibc": req("version")}),
+    m.VariantProvider: _row({
+        "vendor": req(one_of("nvidia", "amd", "intel")), "namespace": req("str"),
+        "arch_feature": req("str"), "version_features": req(list_of("str")),
+        "arch_override": req("str"), "version_override": req("str"),
+        "version_range": list_of("version"), "pep": req("str"),
+    }),
+    m.Marker: _row({"platform": req("platform"), "sys_platform": req("str"), "platform_machine": req("str")}),
+    m.JetpackGen: _row({"major": req("str"), "l4t": req("str"), "distro": req("str"),
+                        "channels": req(list_of("str"))}),
+    m.Chip: _row({"vendor": req(one_of("nvidia", "amd", "intel")), "pattern": req("regex"),
+                  "arch": req("str"), "family": req("str"), "integrated": "bool"}),
+    m.TritonWindows: _row({"torch": req("version"), "triton": req("version"), "version": req("str"),
+                           "python": req(list_of("python")), "sm_min": req("str"), "step": req("str")}),
+    m.Companion: _row({"package": req(one_of("torchvision", "torchaudio")), "version": req("version"),
+                       "any": "bool", "python": _by_platform(list_of("python"))}),
+    m.CpuArch: _row({"name": req("cpu_arch"), "aliases": req(list_of("str")),
+                     "platform": req(map_of("str", keys="os"))}),
+    m.MacosRelease: _row({"version": req("version"), "name": req("str"), "darwin": "as_str"}),
+    m.CondaForgeRow: _row({
+        "torch": req(one_or_list("version")),
+        "cuda_version": req(list_of("version")),
+        "platforms": req(list_of("platform")),
+        "python": list_of("python"),
+        "arm_variant": "str",
+    }),
+    m.PytorchChannelRow: _row({
+        "torch": req(one_or_list("version")),
+        "pytorch_cuda": list_of("version"),
+        "cudatoolkit": list_of("version"),
+        "platforms": list_of("platform"),
+    }),
+    m.CondaConstraint: _row({"package": req("str"), "build": "str", "run": list_of("str"), "host": list_of("str"),
+                             "run_constrained": list_of("str")}),
+    m.BaseImage: _row({
+        "backend": req(one_of("cpu", "cuda", "rocm", "rocm-wsl", "xpu")),
+        "image": req("str"),
+        "template": req("str"),
+        "python_from": req(one_of("image", "apt")),
+        "cuda_major": "int",
+        "rocm": "version",
+        "glibc": "version",
+        "run_flags": list_of("str"),
+        "env": map_of("str"),
+        "prerequisites": list_of("str"),
+    }),
+    m.CiTarget: _row({"name": req("str"), "args": req(list_of("str")), "description": "str"}),
+    m.IndexUpdate: _row({
+        "channel": req("str"),
+        "package": req("str"),
+        "index_url": req("http_url"),
+        "pages": req(list_of("http_url")),
+        "checked": req("timestamp"),
+        "changed": req("timestamp"),
+        "since": "version_or_empty",
+        "files": req("int"),
+    }),
+    m.IndexWheels: _row({
+        "channel": req("str"),
+        "package": req("str"),
+        "version": req("version"),
+        "variant": req("str"),
+        "subindex": "str",
+        "uploaded": "str",
+        "files": req(list_of("wheel_ref")),
+        "yanked": list_of("str"),
+    }),
+    m.Diagnosis: _row({
+        "id": req(pattern(r"[a-z0-9][a-z0-9-]*", "a short id like 'glibc-too-old'")),
+        "checks": list_of("str"),
+        "pattern": req("regex"),
+        "wsl": "bool",
+        "os": "os",
+        "cause": req("str"),
+        "fix": req("str"),
+        "example": req("str"),
+        "evidence": "str",
+    }),
+    m.Limit: _row({
+        "name": req(pattern(r"[a-z][a-z0-9_]*", "a snake_case name like 'shm_small_mib'")),
+        "value": req("nonneg"),
+        "unit": "str",
+    }),
+    m.Tolerance: _row({
+        "check": req("str"),
+        "dtype": req(one_of("float64", "float32", "float16", "bfloat16")),
+        "rel_error": req("nonneg"),
+    }),
 }
 
 #: file-name pattern → {table name → row type}. A file may hold several tables.
@@ -482,27 +308,12 @@ def read_toml(path: Path) -> JSONObject:
 
 
 def convert_row(cls: type, raw: JSON, ctx: _Ctx, key: str, strict: bool = False) -> object:
-    """Turn one raw TOML table into a ``cls`` row, checking every field.
+    """Turn one raw TOML table into a ``cls`` row, checking every field against :data:`SPECS`.
 
     Raises:
         DataFileError: missing or ill-typed field (and, with ``strict``, an unknown key).
     """
-    if not isinstance(raw, dict):
-        raise ctx.fail(key, f"expected a table, got {type(raw).__name__}")
-    spec = {**SPECS[cls], **_COMMON}
-    kwargs: Dict[str, Any] = {}
-    for name, (factory, required) in spec.items():
-        if name not in raw:
-            if required:
-                raise ctx.fail(f"{key}.{name}", "missing (required)")
-            continue
-        kwargs[name] = factory(ctx)(raw[name], f"{key}.{name}")
-    if strict:
-        unknown = sorted(set(raw) - set(spec))
-        if unknown:
-            raise ctx.fail(f"{key}.{unknown[0]}", f"unknown key; known keys: {', '.join(spec)}")
-    if "source" in kwargs and not isinstance(kwargs["source"], tuple):
-        kwargs["source"] = tuple(kwargs["source"])
+    kwargs = validate(raw, SPECS[cls], ctx.path, key, strict=strict, freeze=True)
     return _fixups(cls, kwargs, ctx, key)
 
 
@@ -510,11 +321,9 @@ def _fixups(cls: type, kw: Dict[str, Any], ctx: _Ctx, key: str) -> object:
     if cls is m.Release:
         comp = kw.pop("compile", {}) or {}
         if comp.get("python_max") is not None:
-            kw["compile_python_max"] = str(comp["python_max"])
+            kw["compile_python_max"] = comp["python_max"]
         for name in ("free_threaded", "windows"):
             if name in comp:
-                if not isinstance(comp[name], bool):
-                    raise ctx.fail(f"{key}.compile.{name}", f"expected true or false, got {comp[name]!r}")
                 kw[f"compile_{name}"] = comp[name]
     if cls is m.Build:
         tag = kw.get("wheel_tag")

@@ -16,17 +16,8 @@ from typing import Mapping, Optional, Tuple
 from packaging.version import InvalidVersion, Version
 
 from envcheck.record import record
+from envcheck.schema import CONFIDENCE_LEVELS, PLATFORMS, VENDORS  # noqa: F401 (the vocabulary, defined once)
 
-CONFIDENCE_LEVELS = ("official", "copy", "community", "unverified")
-PLATFORMS = (
-    "linux-x86_64",
-    "linux-aarch64",
-    "windows-x86_64",
-    "windows-arm64",
-    "macos-arm64",
-    "macos-x86_64",
-)
-VENDORS = ("nvidia", "amd", "intel", "apple")
 #: The order of a plan's recipe steps (``[[recipe]] kind``, matrices/README.md "recipe.toml").
 RECIPE_KINDS = ("host", "system", "python", "install", "post-install", "verify")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from envcheck.verify.shape import list_of, map_of, nullable
+from envcheck.schema import list_of, map_of, nullable
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class CheckSpec:
             that only judges facts other probes collect.
         reads: the probes whose facts it reads (default: its own probe).
         run: the probe's place in a worker's run order (lower first); ``None`` without a probe.
-        data: the shape of the probe's ``data`` (:mod:`envcheck.verify.shape`).
+        data: the shape of the probe's ``data`` (:mod:`envcheck.schema`).
         judge: the :class:`envcheck.verify.diagnose._Judge` method that decides it.
     """
 

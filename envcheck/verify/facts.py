@@ -22,11 +22,11 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from envcheck.errors import DataFileError
 from envcheck.verify.checks import PROBE_DATA, PROBE_ORDER
-from envcheck.verify.shape import list_of, map_of, shape_problem
+from envcheck.schema import Table, check, describe, enum, list_of, map_of, req, validate
 
 #: Facts written now. 2 added the ``environment`` probe (libraries loaded, accelerators) and, in the
 #: sections, the host facts (container runtime, /dev/shm, WSL version, Jetson L4T, macOS VM, VC++
@@ -197,37 +197,20 @@ def load_facts(path: Path) -> Facts:
 
 
 def facts_from_dict(doc: Any, path: object = "<facts>", prefix: str = "") -> Facts:
-    """Check the shape of a Facts document: every field diagnose reads has the type (and, for
-    versions, the form) it must have; unknown extra keys are allowed, ``null`` means absent.
+    """Check a Facts document against :data:`FACTS`: every field diagnose reads has the type (and,
+    for versions, the form) it must have; unknown extra keys are allowed, ``null`` means absent.
 
     Raises:
         DataFileError: the document or one of its parts has the wrong shape (names the key).
     """
-    def fail(key: str, msg: str) -> DataFileError:
-        return DataFileError(path, f"{prefix}{key}" if key else prefix.rstrip("."), msg)
-
+    where = prefix.rstrip(".")
     if not isinstance(doc, dict):
-        raise fail("", "expected a JSON object of facts (see `envcheck verify --json`)")
+        raise DataFileError(path, where, "expected a JSON object of facts (see `envcheck verify --json`)")
     schema = doc.get("schema", SCHEMA)
     if schema not in SCHEMAS_READ or isinstance(schema, bool):
-        raise fail("schema", f"unsupported facts schema {schema!r}; this envcheck reads "
-                             f"{', '.join(map(str, SCHEMAS_READ))}")
-    for key in ("python", "platform", "env", "packages", "machine", "collector"):
-        if key in doc and not isinstance(doc[key], dict):
-            raise fail(key, f"expected an object, got {type(doc[key]).__name__}")
-    runs = doc.get("runs")
-    if not isinstance(runs, dict):
-        raise fail("runs", "missing or not an object ({probe name: {outcome, data}})")
-    for name, run in runs.items():
-        if name not in PROBE_ORDER:
-            raise fail(f"runs.{name}", f"unknown probe; known: {', '.join(PROBE_ORDER)}")
-        problem = run_problem(name, run)
-        if problem:
-            raise fail(f"runs.{name}{problem[0]}", problem[1])
-    for key, spec in SECTIONS.items():
-        problem = shape_problem(doc.get(key), spec)
-        if problem:
-            raise fail(f"{key}{problem[0]}", problem[1])
+        raise DataFileError(path, f"{prefix}schema", f"unsupported facts schema {schema!r}; this envcheck reads "
+                                                     f"{', '.join(map(str, SCHEMAS_READ))}")
+    validate(doc, FACTS, path, where)
     if isinstance(doc.get("machine"), dict):
         from envcheck.machine.io import machine_from_dict
 
@@ -235,7 +218,7 @@ def facts_from_dict(doc: Any, path: object = "<facts>", prefix: str = "") -> Fac
     try:
         return Facts(_terminal_safe(doc))
     except RecursionError:
-        raise fail("", "nested too deeply to be a facts document") from None
+        raise DataFileError(path, where, "nested too deeply to be a facts document") from None
 
 
 def _terminal_safe(value: Any) -> Any:
@@ -252,7 +235,7 @@ def _terminal_safe(value: Any) -> Any:
     return value
 
 
-# -- the shape of a Facts document (spec language: envcheck.verify.shape) ------------------
+# -- the shape of a Facts document (spec language: envcheck.schema) --------------------------
 
 _ERROR = {"type": "str", "message": "str", "traceback": "str"}
 
@@ -271,8 +254,8 @@ REQUIRED_OK: Dict[str, Tuple[str, ...]] = {
 
 #: The other top-level sections.
 SECTIONS: Dict[str, Any] = {
-    "python": {"version": "python", "implementation": "str", "executable": "str", "prefix": "str",
-               "base_prefix": "str", "bits": ("enum", (32, 64)), "free_threaded": "bool", "conda": "bool",
+    "python": {"version": "python_version", "implementation": "str", "executable": "str", "prefix": "str",
+               "base_prefix": "str", "bits": enum(32, 64), "free_threaded": "bool", "conda": "bool",
                "path": list_of("str")},
     "platform": {"os": "str", "arch": "str", "release": "str", "glibc": "version", "wsl": "bool",
                  "wsl_version": "int", "container": "bool", "container_runtime": "str", "shm_mib": "int",
@@ -285,30 +268,46 @@ SECTIONS: Dict[str, Any] = {
 }
 
 #: A run record (``runs.<probe>``) besides its ``data``.
-RUN = {"outcome": ("enum", OUTCOMES), "seconds": "secs", "error": _ERROR, "stderr": "str", "signal": "str",
+RUN = {"outcome": req(enum(*OUTCOMES)), "seconds": "secs", "error": _ERROR, "stderr": "str", "signal": "str",
        "exit": "str", "timeout": "secs", "reason": "str"}
+
+
+def _carries_data(name: str) -> Any:
+    def rule(run: Mapping[str, Any]) -> Optional[Tuple[str, str]]:
+        if run.get("outcome") != "ok":
+            return None
+        data = run.get("data")  # a pass must carry what the check measured, not an empty object
+        if not data:
+            return ".data", "missing: an \"ok\" result must carry the check's data"
+        missing = [k for k in REQUIRED_OK.get(name, ()) if data.get(k) is None]
+        if missing:
+            return f".data.{missing[0]}", "missing: an \"ok\" result must carry the check's data"
+        return None
+
+    return rule
+
+
+#: ``runs.<probe>``: the run record with the probe's own ``data`` shape (:data:`~envcheck.verify.checks.PROBE_DATA`).
+RUNS: Dict[str, Table] = {name: Table({**RUN, "data": Table(PROBE_DATA.get(name) or {}, unknown="allow")},
+                                      unknown="allow", rule=_carries_data(name)) for name in PROBE_ORDER}
+
+#: A whole Facts document (``[machine]`` is checked by :func:`envcheck.machine.io.machine_from_dict`).
+FACTS = Table({
+    **{key: Table(spec, unknown="allow") if isinstance(spec, dict) else spec for key, spec in SECTIONS.items()},
+    "machine": {},
+    "runs": req(Table(RUNS, unknown="error", noun="probe", what="{probe name: {outcome, data}}")),
+}, unknown="allow")
 
 
 def run_problem(name: str, run: Any) -> Optional[Tuple[str, str]]:
     """What is wrong with the run record of probe ``name``: ``(".key.path", message)``, or ``None``."""
     if not isinstance(run, dict):
-        return "", "expected an object"
-    if run.get("outcome") not in OUTCOMES:
-        return ".outcome", f"expected one of {', '.join(OUTCOMES)}; got {run.get('outcome')!r}"
-    if "data" in run and run["data"] is not None and not isinstance(run["data"], dict):
-        return ".data", "expected an object"
-    if run.get("outcome") == "ok":  # a pass must carry what the check measured, not an empty object
-        data = run.get("data")
-        if not isinstance(data, dict) or not data:
-            return ".data", "missing: an \"ok\" result must carry the check's data"
-        missing = [k for k in REQUIRED_OK.get(name, ()) if data.get(k) is None]
-        if missing:
-            return f".data.{missing[0]}", "missing: an \"ok\" result must carry the check's data"
-    return shape_problem(run, RUN) or shape_problem(run.get("data"), PROBE_DATA.get(name, {}), ".data")
+        return "", f"expected a table, got {describe(run)}"
+    problem = check(run, RUNS.get(name, Table(RUN, unknown="allow")), name)
+    return (problem[0][len(name):], problem[1]) if problem else None
 
 
 def section_problem(key: str, value: Any) -> Optional[Tuple[str, str]]:
     """What is wrong with a top-level section (``python``, ``platform``…): ``(".key.path", message)``."""
-    if not isinstance(value, dict) and value is not None:
-        return "", f"expected an object, got {type(value).__name__}"
-    return shape_problem(value, SECTIONS.get(key, {}))
+    problem = check(value, FACTS.fields.get(key, {}), key)
+    return (problem[0][len(key):], problem[1]) if problem else None

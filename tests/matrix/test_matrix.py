@@ -121,7 +121,8 @@ def test_bad_source_form_is_rejected(tmp_path):
     p = d / "docker.toml"
     p.write_text(p.read_text().replace('source = "derived:', 'source = "somewhere:', 1))
     probs = validate(d)
-    assert any("source" in pr.key and "not an https:// URL" in pr.message for pr in probs)
+    assert any("source" in pr.key and "expected a source: an https:// URL" in pr.message and "somewhere:" in pr.message
+               for pr in probs)
 
 
 def test_cross_check_catches_a_kernel_the_toolkit_cannot_build(tmp_path):

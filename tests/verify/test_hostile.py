@@ -214,7 +214,7 @@ def test_malformed_protocol_events_become_errors_not_tracebacks(cli, tmp_path):
     notes = doc["facts"]["collector"]["notes"]
     assert "the worker's python facts were left out (python.version: expected a Python version such as " \
            "'3.12.9', got an integer 3)" in notes
-    assert "the worker's platform facts were left out (platform: expected an object, got list)" in notes
+    assert "the worker's platform facts were left out (platform: expected a table, got a list)" in notes
     assert "python" not in doc["facts"] or doc["facts"]["python"] == {}  # dropped, not half-kept
     # what verify saved reads back: the facts are valid as a whole
     from envcheck.verify.facts import facts_from_dict
@@ -269,7 +269,7 @@ def test_every_single_field_mutation_of_the_cases_is_data_error_or_a_report(matr
 
 @pytest.mark.parametrize("field, value, key, words", [
     (("runs", "import_torch", "seconds"), "x", "runs.import_torch.seconds", "a number of seconds"),
-    (("platform", "glibc"), "2.x", "platform.glibc", "a version string"),
+    (("platform", "glibc"), "2.x", "platform.glibc", "expected a version like '12.8' or '570.124.06', got a string \"2.x\""),
     (("runs", "cuda_build", "data", "arch_list"), ["sm_50", None], "runs.cuda_build.data.arch_list[1]",
      "got null"),
     (("packages", "torch", 0, "version"), 1, "packages.torch[0].version", "expected a string"),

@@ -39,10 +39,10 @@ def test_folder_without_python(cli, tmp_path):
 @pytest.mark.parametrize("text, key, words", [
     ("schema = 1\n[build\n", "", "invalid TOML"),
     (GOOD_LOCK.replace('variant = "cpu"\npython', 'python'), "expect.variant", "missing (required)"),
-    (GOOD_LOCK.replace('python = "3.11"', 'cudnn_version = "9.1"'), "expect.cudnn_version", "expected int"),
+    (GOOD_LOCK.replace('python = "3.11"', 'cudnn_version = "9.1"'), "expect.cudnn_version", "expected an integer, got a string \"9.1\""),
     (GOOD_LOCK.replace("schema = 1", "schema = 7"), "schema", "expected 1"),
     (GOOD_LOCK.replace('[build]\ntorch = "2.13.0"\n', '[build]\n'), "build.torch", "missing"),
-    (GOOD_LOCK.replace('lines = [', 'lines = [1, '), "pip.lines", "list of strings"),
+    (GOOD_LOCK.replace('lines = [', 'lines = [1, '), "pip.lines[0]", "expected printable text on one line"),
 ])
 def test_malformed_lock(cli, tmp_path, text, key, words):
     lock = tmp_path / "envcheck.lock.toml"
@@ -56,11 +56,11 @@ def test_malformed_lock(cli, tmp_path, text, key, words):
 
 @pytest.mark.parametrize("doc, key, words", [
     ("{not json", "", "invalid JSON"),
-    (json.dumps({"schema": 1}), "runs", "missing or not an object"),
+    (json.dumps({"schema": 1}), "runs", "missing (required): {probe name: {outcome, data}}"),
     (json.dumps({"schema": 1, "runs": {"matmul": {"outcome": "maybe"}}}), "runs.matmul.outcome", "expected one of"),
-    (json.dumps({"schema": 1, "runs": {"warp_drive": {"outcome": "ok"}}}), "runs.warp_drive", "unknown probe"),
+    (json.dumps({"schema": 1, "runs": {"warp_drive": {"outcome": "ok"}}}), "runs.warp_drive", "unknown probe; known probes: import_torch,"),
     (json.dumps({"schema": 1, "runs": {}, "machine": {"os": "beos"}}), "machine.os", ""),
-    (json.dumps({"checks": [], "facts": {"schema": 1, "runs": {"matmul": []}}}), "facts.runs.matmul", "expected an object"),
+    (json.dumps({"checks": [], "facts": {"schema": 1, "runs": {"matmul": []}}}), "facts.runs.matmul", "expected a table"),
 ])
 def test_malformed_facts(cli, tmp_path, doc, key, words):
     f = tmp_path / "facts.json"
