@@ -59,8 +59,9 @@ MACHINE = Table({
     "python_bits": enum(32, 64), "python_implementation": "name", "gpus": list_of(GPU, max_items=256),
     "nvidia_driver": "version", "cuda_driver_max": "version", "amd_driver": "version",
     "amd_linux_driver": "version", "rocm": "version", "container": "bool", "docker": map_of(nullable(plain(1000)), keys=text(64)),
-    "how": _NOTES, "unknown": _NOTES,
-})
+    "plan_gpu": "int", "how": _NOTES, "unknown": _NOTES,
+}, rule=lambda m: None if m.get("plan_gpu") is None or 0 <= m["plan_gpu"] < len(m.get("gpus", ())) else (
+    ".plan_gpu", f"expected the index of one of the {len(m.get('gpus', ()))} GPUs, got {m['plan_gpu']}"))
 
 
 def machine_from_dict(data: JSON, path: object = "<machine>", prefix: str = "machine") -> Machine:

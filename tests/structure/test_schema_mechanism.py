@@ -229,6 +229,7 @@ def test_sm_90a_machine_names_the_gpu_it_belongs_to(tmp_path):
      "machine.toml: machine.distro_name: expected printable text on one line (at most 200 characters)"),
     ("machine", _set("os")("beos"), "machine.toml: machine.os: expected one of linux, windows, macos, got a string"),
     ("machine", _set("gpu")([]), "machine.toml: machine.gpu: unknown key; known keys: os, arch, "),
+    ("machine", _set("plan_gpu")(1), "machine.toml: machine.plan_gpu: expected the index of one of the 1 GPUs, got 1"),
     ("lock", _set("expect", "arch_list")(["sm_90", "sm90"]),
      "envcheck.lock.toml: expect.arch_list[1]: expected a kernel target like 'sm_90a', 'compute_90' or 'gfx1100'"),
     ("lock", _set("build", "index_url")("https://h.example/$(id)"),
