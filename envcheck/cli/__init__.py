@@ -249,6 +249,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return exc.exit_code
     args = parser.parse_args(argv)
     args.settings, args.argv, args.command_path = settings, argv, path
+    args.build_parser = build_parser  # the whole command line, for `envcheck config` (commands never import cli)
     from envcheck.cli.conventions import note
 
     if settings.file is not None:

@@ -38,13 +38,13 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.cli import build_parser
+    """``args.build_parser`` (set by :func:`envcheck.cli.main`) builds the whole command line."""
     from envcheck.cli.conventions import command_path
     from envcheck.errors import UsageError
     from envcheck.settings import apply_settings, effective
 
     target = list(args.target or ["plan"])
-    parser = build_parser()
+    parser = args.build_parser()
     path, sub = command_path(parser, target)
     if path != target or path == ["config"]:
         raise UsageError(f"config {' '.join(target)}: not a command (try plan, verify, probe, matrix update)")

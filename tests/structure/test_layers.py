@@ -127,36 +127,77 @@ def test_cycle_finder_finds_one():
 
 #: modules every command may import: the shared flags and the console (DESIGN.md "Layers")
 CLI_SHARED = {"envcheck.cli.flags", "envcheck.cli.output", "envcheck.cli.conventions"}  # + colour/quiet/strict/JSON rules
-#: command → cli module it still imports, with the work that removes the import
-CLI_KNOWN = {
-    ("envcheck.cli.plan", "envcheck.cli.plan_text"): "plan's own text output, split out for size",
-    ("envcheck.cli.config", "envcheck.cli.build_parser"): "`envcheck config` lists every command's settings: "
-                                                          "the whole parser is its input",
-}
+def cli_violations(module: str, imports: Set[str]) -> List[str]:
+    """The imports that break "commands never import each other": a ``cli/`` module may import the
+    shared ones (:data:`CLI_SHARED`) and itself, never another command nor ``envcheck.cli`` (whose
+    ``build_parser`` imports every command)."""
+    bad = []
+    for m in sorted(imports):
+        parts = m.split(".")
+        if parts[:2] != ["envcheck", "cli"]:
+            continue
+        other = ".".join(parts[:3])
+        if other == "envcheck.cli" or (other != module and other not in CLI_SHARED):
+            bad.append(f"{module} imports {other if len(parts) > 2 else m}")
+    return bad
 
 
 def test_command_modules_never_import_each_other():
+    """No exception list: a command that needs the whole parser (`envcheck config`) is handed
+    ``args.build_parser`` by ``envcheck.cli.main``."""
     bad = []
     for p in sorted((PKG / "cli").glob("*.py")):
-        me = _module_name(p)
-        if p.name == "__init__.py" or me in CLI_SHARED:
-            continue
-        for m in sorted(imports_of(p)):
-            other = ".".join(m.split(".")[:3])
-            if (other.startswith("envcheck.cli.") and other != me and other not in CLI_SHARED
-                    and (me, other) not in CLI_KNOWN):
-                bad.append(f"{me} imports {other}")
+        if p.name != "__init__.py":
+            bad += cli_violations(_module_name(p), imports_of(p))
     assert bad == []
 
 
+def test_the_cli_rule_finds_a_command_importing_another():
+    assert cli_violations("envcheck.cli.docker", {"envcheck.cli.verify", "envcheck.cli.verify.report"}) == [
+        "envcheck.cli.docker imports envcheck.cli.verify", "envcheck.cli.docker imports envcheck.cli.verify"]
+    assert cli_violations("envcheck.cli.config", {"envcheck.cli", "envcheck.cli.build_parser"}) != []
+    assert cli_violations("envcheck.cli.plan", {"envcheck.cli.flags", "envcheck.cli.plan", "envcheck.app.plan"}) == []
+
+
+#: the use cases DESIGN.md "Layers" names, each a module of envcheck/app
+USE_CASES = {"plan", "verify", "explain", "probe", "docker", "fleet"}
+#: names that mean "prints" or "reads the terminal" in a use case
+OUTPUT_NAMES = {"print", "input"}
+OUTPUT_ATTRS = {"stdout", "stderr", "stdin"}
+
+
 def test_use_case_layer_neither_parses_nor_prints():
-    for p in sorted((PKG / "app").glob("*.py")):
+    modules = sorted(p for p in (PKG / "app").glob("*.py") if p.name != "__init__.py")
+    assert {p.stem for p in modules} >= USE_CASES
+    for p in modules:
         text = p.read_text(encoding="utf-8")
         mods = imports_of(p)
         assert not any(m.startswith("envcheck.cli") for m in mods), p
         tree = ast.parse(text)
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-        assert "argparse" not in names, p
+        assert "argparse" not in names and not any(n == "rich" or n.startswith("rich.") for n in names), p
         calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-        assert "print" not in calls and "sys.stdout" not in text, p
+        assert not calls & OUTPUT_NAMES, p
+        attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        assert not attrs & OUTPUT_ATTRS, p
+
+
+def _frozen_dataclass(node: ast.ClassDef) -> bool:
+    for d in node.decorator_list:
+        if isinstance(d, ast.Call) and getattr(d.func, "id", "") == "dataclass":
+            return any(k.arg == "frozen" and getattr(k.value, "value", False) is True for k in d.keywords)
+    return False
+
+
+def test_use_case_requests_and_results_are_frozen_dataclasses():
+    """Typed, immutable results (``plan``'s are records, built lighter for start-up: #9 speed)."""
+    seen = []
+    for p in sorted((PKG / "app").glob("*.py")):
+        if p.stem in ("__init__", "plan"):
+            continue
+        for node in ast.parse(p.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                seen.append(node.name)
+                assert _frozen_dataclass(node), f"{p.name}: {node.name}"
+    assert {"VerifyResult", "ExplainResult", "ProbeResult", "MergeResult", "CiResult"} <= set(seen)
