@@ -409,7 +409,9 @@ def _recover_locked(d: Path) -> None:
 
 def write_set(directory: PathLike, files: Mapping[str, Union[str, bytes]], force: bool = False,
               flag: str = "-o", _hook=None) -> List[Path]:
-    """Write every ``name → text`` into ``directory`` (created if needed), all or nothing.
+    """Write every ``name → text`` into ``directory`` (created if needed), all or nothing. With
+    ``force``, a file that already holds exactly its new text is left as it is (re-planning into the
+    same folder rewrites, renames and flushes to disk only what changed).
 
     Raises:
         OutputExistsError: a target exists and ``force`` is false (nothing is written).
@@ -445,7 +447,28 @@ def write_set(directory: PathLike, files: Mapping[str, Union[str, bytes]], force
     return targets
 
 
+def _same_content(path: Path, data: bytes) -> bool:
+    """``path`` is a regular file (not a link) holding exactly ``data``."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            return False
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            return fh.read(len(data) + 1) == data
+    except OSError:
+        return False
+
+
 def _commit(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: str, hook) -> None:
+    if force:  # a file that already holds its new bytes is left as it is: no copy, rename or fsync
+        encoded = {n: t.encode("utf-8") if isinstance(t, str) else t for n, t in files.items()}
+        files = {n: b for n, b in encoded.items() if not _same_content(d / n, b)}
+        if not files:
+            return
     txn = Path(tempfile.mkdtemp(prefix=TXN_PREFIX, dir=str(d)))
     finished = False
     try:

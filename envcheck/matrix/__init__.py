@@ -409,7 +409,7 @@ def _cache_dir() -> Optional[Path]:
     return Path(base) / "envcheck"
 
 
-_CACHE_KEEP = 8  # parsed matrices kept (each a few hundred KiB); the oldest go first
+_CACHE_KEEP = 16  # parsed matrices and single files kept (at most a few hundred KiB each); the oldest go first
 
 
 def _prune(folder: Path, keep: int) -> None:

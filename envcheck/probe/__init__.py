@@ -211,14 +211,15 @@ def _summarise_gpus(m: Machine) -> None:
 def load_probe_matrix(directory: Optional[Path] = None) -> Any:
     """The part of the matrix probe needs — GPU names (``gpus*.toml``) and distros (``platforms.toml``).
 
-    Loading two files instead of all keeps ``envcheck probe`` fast.
+    Loading those files instead of all keeps ``envcheck probe`` fast; each comes through the parsed
+    matrix cache (:func:`envcheck.matrix.load_file_cached`), so a run parses no TOML.
 
     Raises:
         DataFileError: the folder is missing or one of those files is malformed.
     """
     from envcheck.errors import DataFileError
     from envcheck.matrix import Matrix, default_matrix_dir
-    from envcheck.matrix.load import load_file
+    from envcheck.matrix import load_file_cached as load_file
 
     d = Path(directory) if directory else default_matrix_dir()
     if not d.is_dir():

@@ -238,3 +238,25 @@ def test_matrix_update_killed_at_random_moments_is_all_or_nothing(tmp_path, tall
             assert not [q for q in mx.iterdir() if q.name.startswith(".")], "leftovers"
     finally:
         server.close()
+
+
+def test_a_forced_set_leaves_files_that_hold_their_new_text_alone(tmp_path):
+    """Re-planning into the same folder with --force: a file whose bytes do not change is not copied,
+    renamed or flushed again (same inode, same mtime); the changed ones are replaced as a set."""
+    from envcheck.fsutil import write_set
+
+    d = tmp_path / "out"
+    write_set(d, {"a.txt": "one\n", "b.txt": "two\n", "c.txt": "three\n"})
+    before = {p.name: os.stat(p) for p in d.iterdir()}
+    write_set(d, {"a.txt": "one\n", "b.txt": "TWO\n", "c.txt": "three\n"}, force=True)
+    after = {p.name: os.stat(p) for p in d.iterdir()}
+    assert set(after) == {"a.txt", "b.txt", "c.txt"}, "leftovers"
+    for same in ("a.txt", "c.txt"):
+        assert (after[same].st_ino, after[same].st_mtime_ns) == (before[same].st_ino, before[same].st_mtime_ns)
+    assert after["b.txt"].st_ino != before["b.txt"].st_ino and (d / "b.txt").read_text() == "TWO\n"
+    # the same text but a symbolic link in its place: still refused, never followed
+    (d / "c.txt").unlink()
+    (d / "c.txt").symlink_to(d / "a.txt")
+    with pytest.raises(Exception, match="refusing to replace"):
+        write_set(d, {"a.txt": "one\n", "c.txt": "one\n"}, force=True)
+    assert (d / "c.txt").is_symlink()
