@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
+from functools import cache
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from envcheck.edge import NAME_MAX, printable_line
 from envcheck.errors import DataFileError
+from envcheck.record import record
 
 # -- the vocabulary: names every file kind spells the same way ---------------------------------
 
@@ -56,18 +57,19 @@ PLATFORMS = (
     "macos-x86_64",
 )
 
+# Patterns are kept as text and compiled on first use (a start-up that reads no file compiles none).
 #: an NVIDIA cubin target: ``sm_89``; ``sm_90a`` (arch-specific), ``sm_100f`` (family-specific)
-SM_RE = re.compile(r"sm_\d{2,3}[af]?")
+SM_RE = r"sm_\d{2,3}[af]?"
 #: an NVIDIA PTX target: ``compute_90``, ``compute_90a``
-PTX_RE = re.compile(r"compute_\d{2,3}[af]?")
+PTX_RE = r"compute_\d{2,3}[af]?"
 #: an AMD target: ``gfx1100``, ``gfx90a``; LLVM's generic targets ``gfx11-generic``, ``gfx10-3-generic``,
 #: ``gfx9-4-generic`` (llvm/llvm-project docs/AMDGPUUsage.rst; gfx9-4-generic: llvm/llvm-project#115190)
-GFX_RE = re.compile(r"gfx[0-9a-f]{3,4}|gfx\d{1,2}(-\d)?-generic")
+GFX_RE = r"gfx[0-9a-f]{3,4}|gfx\d{1,2}(-\d)?-generic"
 #: a Python version as envcheck names it: ``3.12``, ``3.13t`` (free-threaded)
-PY_RE = re.compile(r"\d+\.\d+t?")
+PY_RE = r"\d+\.\d+t?"
 #: the architecture of one GPU: NVIDIA ``sm_89`` (``sm_90a``/``sm_100f`` name a 9.0/10.0 GPU's
 #: arch-specific targets), AMD ``gfx1100`` (never a ``-generic`` target), Intel ``xpu-…``, Apple ``apple-…``
-GPU_ARCH_RE = re.compile(r"sm_\d{2,3}[af]?|gfx[0-9a-f]{3,4}|xpu-[a-z0-9._-]+|apple-[a-z0-9._-]+")
+GPU_ARCH_RE = r"sm_\d{2,3}[af]?|gfx[0-9a-f]{3,4}|xpu-[a-z0-9._-]+|apple-[a-z0-9._-]+"
 #: the prefix of a GPU arch per vendor
 ARCH_PREFIX = {"nvidia": "sm_", "amd": "gfx", "intel": "xpu-", "apple": "apple-"}
 
@@ -77,8 +79,18 @@ VERSION_MAX = 64
 Problem = Tuple[str, str]
 
 
+@cache
+def _rx(text: str) -> re.Pattern[str]:
+    return re.compile(text)
+
+
+def fullmatch(rx: str, value: str) -> bool:
+    """``value`` matches the pattern text ``rx`` in full (compiled once, on first use)."""
+    return _rx(rx).fullmatch(value) is not None
+
+
 # -- specs ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scalar:
     """A leaf value: ``test`` says whether it fits (``True``; else ``False`` or the problem in words),
     ``what`` how the error message names it
@@ -89,14 +101,14 @@ class Scalar:
     convert: Optional[Callable[[Any], Any]] = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Required:
     """A :class:`Table` field that must be present (see :func:`req`)."""
 
     spec: Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Table:
     """A table / JSON object.
 
@@ -129,8 +141,10 @@ class Table:
         return Table({**self.fields, **more}, self.unknown, self.extra, self.rule, self.what, self.noun)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Of:
+    """A list, map, one-or-list, nullable or enum spec (made by :func:`list_of` and the others)."""
+
     kind: str  # list | map | nullable | enum | one_or_list
     spec: Any = None
     values: Tuple[Any, ...] = ()
@@ -168,10 +182,9 @@ def enum(*values: Any) -> _Of:
     return _Of("enum", values=tuple(values))
 
 
-def pattern(rx: Union[str, re.Pattern[str]], what: str, max_len: int = NAME_MAX) -> Scalar:
-    """A string ``rx`` matches in full."""
-    crx = re.compile(rx) if isinstance(rx, str) else rx
-    return Scalar(what, lambda v: isinstance(v, str) and len(v) <= max_len and crx.fullmatch(v) is not None)
+def pattern(rx: str, what: str, max_len: int = NAME_MAX) -> Scalar:
+    """A string the pattern text ``rx`` matches in full."""
+    return Scalar(what, lambda v: isinstance(v, str) and len(v) <= max_len and fullmatch(rx, v))
 
 
 def one_of(*values: str) -> Scalar:
@@ -209,7 +222,7 @@ def is_version(v: Any) -> bool:
 
 
 def _source(v: Any) -> bool:
-    return isinstance(v, str) and any(rx.fullmatch(v) for rx in SOURCE_FORMS)
+    return isinstance(v, str) and any(fullmatch(rx, v) for rx in SOURCE_FORMS)
 
 
 def _regex(v: Any) -> Any:
@@ -222,16 +235,17 @@ def _regex(v: Any) -> Any:
     return True
 
 
+#: where a matrix row's facts come from (matrices/README.md, "Sources")
 SOURCE_FORMS = (
-    re.compile(r"https://\S+"),
-    re.compile(r"[\w.-]+/[\w.-]+:[^@\s]+(@[0-9a-f]{7,40})?"),
-    re.compile(r"[\w.-]+/[\w.-]+#\d+"),
-    re.compile(r"pypi:[\w.-]+==\S+"),
-    re.compile(r"wheel:\S+\.whl"),
-    re.compile(r"derived:.+"),
+    r"https://\S+",
+    r"[\w.-]+/[\w.-]+:[^@\s]+(@[0-9a-f]{7,40})?",
+    r"[\w.-]+/[\w.-]+#\d+",
+    r"pypi:[\w.-]+==\S+",
+    r"wheel:\S+\.whl",
+    r"derived:.+",
 )
-TIMESTAMP_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
-WHEEL_REF_RE = re.compile(r"[^\s#/]+\.whl(#sha256=[0-9a-f]{64})?")
+TIMESTAMP_RE = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+WHEEL_REF_RE = r"[^\s#/]+\.whl(#sha256=[0-9a-f]{64})?"
 
 _NUMBER = Scalar("a non-negative number", lambda v: _finite(v) and v >= 0, float)
 
@@ -251,12 +265,12 @@ TYPES: Dict[str, Scalar] = {
     "python": pattern(PY_RE, "a Python version like '3.12' or '3.13t'"),
     # what an interpreter reports: "3.12.9", "3.13.0rc1"
     "python_version": Scalar("a Python version such as '3.12.9'",
-                             lambda v: isinstance(v, str) and re.match(r"\d+\.\d+(?!\d)", v) is not None),
+                             lambda v: isinstance(v, str) and _rx(r"\d+\.\d+(?!\d)").match(v) is not None),
     "sm": pattern(SM_RE, "an NVIDIA cubin arch like 'sm_89' or 'sm_90a'"),
     "ptx": pattern(PTX_RE, "a PTX arch like 'compute_90'"),
     "gfx": pattern(GFX_RE, "an AMD target like 'gfx1100', 'gfx90a' or 'gfx11-generic'"),
     "kernel_target": Scalar("a kernel target like 'sm_90a', 'compute_90' or 'gfx1100'",
-                            lambda v: isinstance(v, str) and any(rx.fullmatch(v) for rx in (SM_RE, PTX_RE, GFX_RE))),
+                            lambda v: isinstance(v, str) and any(fullmatch(rx, v) for rx in (SM_RE, PTX_RE, GFX_RE))),
     "gpu_arch": pattern(GPU_ARCH_RE, "a GPU arch like 'sm_89', 'sm_90a', 'gfx1100', 'xpu-…' or 'apple-…'"),
     "compute_capability": pattern(r"\d+\.\d+", "a compute capability like '8.6'"),
     "capability": Scalar("[major, minor]: two integers such as [8, 9]", lambda v: isinstance(v, list) and len(v) == 2

@@ -17,14 +17,7 @@ from envcheck.errors import DataFileError, UsageError
 from envcheck.jsontypes import JSON, JSONObject
 from envcheck.matrix import model as m
 from envcheck.matrix.model import RECIPE_KINDS  # noqa: F401 (re-exported; the resolver reads it without the loader)
-from envcheck.schema import (  # noqa: F401 (SOURCE_FORMS… re-exported)
-    GFX_RE,
-    PTX_RE,
-    PY_RE,
-    SM_RE,
-    SOURCE_FORMS,
-    TIMESTAMP_RE,
-    WHEEL_REF_RE,
+from envcheck.schema import (
     Scalar,
     Table,
     arch_fits_vendor,
