@@ -247,6 +247,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except EnvcheckError as exc:
         sys.stderr.write(f"envcheck: error: {exc}\n")
         return exc.exit_code
+    except (OSError, ValueError) as exc:  # a --config name too long, with a NUL byte, a loop of links
+        why = _path_problem(exc)
+        if why is None:
+            raise
+        sys.stderr.write(f"envcheck: error: --config: {why}\n")
+        return 2
     args = parser.parse_args(argv)
     args.settings, args.argv, args.command_path = settings, argv, path
     args.build_parser = build_parser  # the whole command line, for `envcheck config` (commands never import cli)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.flags import add_json
 
 HELP = COMMAND_HELP["config"]
 
@@ -33,7 +34,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("config", help=HELP, description=HELP + ".", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("target", nargs="*", metavar="COMMAND", help="the command (plan, verify, matrix update…); default: plan")
-    p.add_argument("--json", action="store_true", help="print {command, file, settings: [{flag, env, value, origin}]}")
+    add_json(p, "print {command, file, settings: [{flag, env, value, origin}]}")
     p.set_defaults(run=run)
 
 

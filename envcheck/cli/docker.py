@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
-from envcheck.cli.flags import add_matrices, add_plan_arguments, check_timeout, plan_request
+from envcheck.cli.flags import (
+    add_checks, add_force, add_interpreter, add_json, add_lock, add_matrices, add_mirror, add_plan_arguments,
+    add_skip, add_timeout, check_timeout, plan_request)
 from envcheck.cli.conventions import COMMAND_HELP
 
 HELP = COMMAND_HELP["docker"]
@@ -84,7 +86,7 @@ def _add_build(d: Any) -> None:
     b = d.add_parser("build", help="build the image a plan describes", description="Build the image a plan "
                      "describes (from a lock file or plan flags) through the Docker engine.", epilog=BUILD_EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    b.add_argument("--lock", metavar="FILE", type=Path, help="build the plan this envcheck.lock.toml records")
+    add_lock(b, "build the plan this envcheck.lock.toml records")
     add_plan_arguments(b)
     o = b.add_argument_group("image")
     o.add_argument("--tag", metavar="T", help="image tag (default: envcheck/torch:<torch version>, e.g. 2.13.0-cpu)")
@@ -94,10 +96,9 @@ def _add_build(d: Any) -> None:
                    help="install from wheels on the host (pip --no-index); an empty DIR is filled by pip download")
     o.add_argument("--packages", metavar="LIST",
                    help="only these of the plan's pins (comma-separated, e.g. torch when no torchvision wheel is at hand)")
-    o.add_argument("--mirror", action="append", default=[], metavar="URL",
-                   help="a mirror of https://download.pytorch.org/whl (as `envcheck plan --mirror`)")
+    add_mirror(o, "a mirror of https://download.pytorch.org/whl (as `envcheck plan --mirror`)")
     o.add_argument("--keep", action="store_true", help="keep the containers and images of a failed build (to debug it)")
-    o.add_argument("--json", action="store_true", help="print {tag, id, base_image, pins, wheels, notes, seconds, dockerfile}")
+    add_json(o, "print {tag, id, base_image, pins, wheels, notes, seconds, dockerfile}")
     add_matrices(o)
     b.set_defaults(run=run_build)
 
@@ -109,17 +110,14 @@ def _add_verify(d: Any) -> None:
                      "checks inside containers of IMAGE and print the same report.", epilog=VERIFY_EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     v.add_argument("image", metavar="IMAGE", help="an image tag or id on the engine")
-    v.add_argument("--lock", metavar="FILE", type=Path,
-                   help="compare with this envcheck.lock.toml (default: the image's io.envcheck.lock label)")
-    v.add_argument("--checks", metavar="LIST", help=f"only these checks: {', '.join(CHECKS)}")
-    v.add_argument("--skip", metavar="LIST", help="leave these checks out (e.g. torch_compile)")
-    v.add_argument("--timeout", metavar="S", type=float, default=60.0,
-                   help="seconds per check before it counts as hung (import ×2, torch_compile ×5); default 60")
-    v.add_argument("--python", metavar="PATH",
-                   help="the interpreter inside the image (default: the first of python3, python, "
-                        "/opt/venv/bin/python that has torch)")
+    add_lock(v, "compare with this envcheck.lock.toml (default: the image's io.envcheck.lock label)")
+    add_checks(v, f"only these checks: {', '.join(CHECKS)}")
+    add_skip(v)
+    add_timeout(v, 60.0, "seconds per check before it counts as hung (import ×2, torch_compile ×5); default 60")
+    add_interpreter(v, "the interpreter inside the image (default: the first of python3, python, "
+                       "/opt/venv/bin/python that has torch)")
     v.add_argument("--keep", action="store_true", help="keep the containers (to inspect them)")
-    v.add_argument("--json", action="store_true", help="print {checks: [...], facts: {...}, docker: {...}}")
+    add_json(v, "print {checks: [...], facts: {...}, docker: {...}}")
     add_matrices(v)
     v.set_defaults(run=run_verify, save_facts=None)
 
@@ -133,8 +131,8 @@ def _add_base(d: Any) -> None:
                      "Built only when absent (or from an older recipe). Needs root and debootstrap.")
     b.add_argument("--tag", default=TAG, help=f"image tag (default {TAG})")
     b.add_argument("--mirror", metavar="URL", help="Debian mirror for debootstrap (default: deb.debian.org)")
-    b.add_argument("--force", action="store_true", help="build even if the image exists")
-    b.add_argument("--json", action="store_true", help="print {tag, id, built, recipe}")
+    add_force(b, "build even if the image exists")
+    add_json(b, "print {tag, id, built, recipe}")
     b.set_defaults(run=run_base)
 
 
@@ -146,12 +144,12 @@ def _add_ci(d: Any) -> None:
     c.add_argument("target", metavar="TARGET", help="a ci_target name (cpu, cu130, rocm …)")
     c.add_argument("--report", metavar="FILE", type=Path,
                    help="write the JSON report here (an existing file only with --force)")
-    c.add_argument("--force", action="store_true", help="replace an existing --report file")
+    add_force(c, "replace an existing --report file")
     c.add_argument("--base-image", metavar="IMAGE", help="FROM this image (e.g. envcheck-base:bookworm)")
     c.add_argument("--wheelhouse-root", metavar="DIR", type=Path, default=Path(".nox/wheelhouse"),
                    help="wheels are gathered in DIR/TARGET (kept between runs); default .nox/wheelhouse")
-    c.add_argument("--timeout", metavar="S", type=float, default=120.0, help="seconds per verify check (default 120)")
-    c.add_argument("--skip", metavar="LIST", help="verify checks to leave out")
+    add_timeout(c, 120.0, "seconds per verify check (default 120)")
+    add_skip(c, "verify checks to leave out")
     c.add_argument("--keep-image", action="store_true", help="keep the image after verifying it")
     add_matrices(c)
     c.set_defaults(run=run_ci, checks=None, python=None, keep=False, json=False, save_facts=None, lock=None)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from envcheck.cli.flags import add_matrices
+from envcheck.cli.flags import add_json, add_matrices
 from envcheck.cli.conventions import COMMAND_HELP
 
 HELP = COMMAND_HELP["explain"]
@@ -57,9 +57,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--facts", metavar="FILE", type=Path,
                    help="saved facts (`envcheck verify --json`) of the machine the error came from")
     p.add_argument("--no-probe", action="store_true", help="do not look at this machine (the error came from another)")
-    p.add_argument("--json", action="store_true",
-                   help="print [{rule, matched, cause, fix, source}]; for unknown text {findings: [], closest: "
-                        "[{rule, score, example}]}; with --list the family table")
+    add_json(p, "print [{rule, matched, cause, fix, source}]; for unknown text {findings: [], closest: "
+                "[{rule, score, example}]}; with --list the family table")
     add_matrices(p)
     p.set_defaults(run=run)
 

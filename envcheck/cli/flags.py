@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 from envcheck.errors import UsageError
 
@@ -85,3 +85,58 @@ def plan_request(args: argparse.Namespace, hashes: bool = False) -> PlanRequest:
                        mirrors=list(getattr(args, "mirror", None) or []), hashes=hashes,
                        matrices=getattr(args, "matrices", None),
                        without=list(getattr(args, "without", None) or []))
+
+
+# -- flags several commands share, each defined here once (tests/structure/test_layers.py) --------
+
+def add_json(p: Any, help: str = "print JSON") -> None:
+    """``--json``: one JSON document on stdout instead of the text report."""
+    p.add_argument("--json", action="store_true", help=help)
+
+
+def add_force(p: Any, help: str) -> None:
+    """``--force``: let the command replace a file that exists (never without it)."""
+    p.add_argument("--force", action="store_true", help=help)
+
+
+def add_timeout(p: Any, default: float, help: str) -> None:
+    """``--timeout S`` (seconds; checked with :func:`check_timeout` where it bounds a wait)."""
+    p.add_argument("--timeout", metavar="S", type=float, default=default, help=help)
+
+
+def add_lock(p: Any, help: str, path: bool = True) -> None:
+    """``--lock FILE``: an envcheck.lock.toml (``path=False``: a path written into a job for the
+    nodes to read, not read here)."""
+    p.add_argument("--lock", metavar="FILE", help=help, **({"type": Path} if path else {}))
+
+
+def add_checks(p: Any, help: str) -> None:
+    """``--checks LIST``: only these verify checks (comma-separated)."""
+    p.add_argument("--checks", metavar="LIST", help=help)
+
+
+def add_skip(p: Any, help: str = "leave these checks out (e.g. torch_compile)") -> None:
+    """``--skip LIST``: verify checks to leave out (comma-separated)."""
+    p.add_argument("--skip", metavar="LIST", help=help)
+
+
+def add_tier(p: Any, default: Optional[str] = None, help: Optional[str] = None) -> None:
+    """``--tier quick|full``: the verify checks of a tier (quick: seconds; full: every check)."""
+    p.add_argument("--tier", choices=("quick", "full"), default=default, help=help)
+
+
+def add_interpreter(p: Any, help: str, metavar: str = "PATH") -> None:
+    """``--python``: the interpreter to verify (``plan --python X.Y`` is the target's version instead,
+    in :func:`add_plan_arguments`)."""
+    p.add_argument("--python", metavar=metavar, help=help)
+
+
+#: ``plan --mirror``'s help
+MIRROR_HELP = ("a mirror of https://download.pytorch.org/whl (or PREFIX=URL for another index); "
+               "rewrites the index URLs in every file")
+
+
+def add_mirror(p: Any, help: str = MIRROR_HELP) -> None:
+    """``--mirror URL`` (repeatable): a mirror of the PyTorch wheel index (``docker base --mirror`` is
+    a Debian mirror: another flag of that name, defined there)."""
+    p.add_argument("--mirror", action="append", default=[], metavar="URL", help=help)

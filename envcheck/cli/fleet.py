@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.flags import add_force, add_interpreter, add_json, add_lock, add_tier, add_timeout
 
 HELP = COMMAND_HELP["fleet"]
 
@@ -87,8 +88,8 @@ def add_parser(sub: Any) -> None:
                       description="Merge node reports (`envcheck verify --report`) into the fleet's view.",
                       epilog=MERGE_EPILOG, formatter_class=raw)
     m.add_argument("inputs", nargs="+", metavar="REPORT_OR_DIR")
-    m.add_argument("--lock", metavar="FILE", type=Path, help="mark the values this envcheck.lock.toml rules out")
-    m.add_argument("--json", action="store_true", help="print the fleet as JSON (with every node's facts)")
+    add_lock(m, "mark the values this envcheck.lock.toml rules out")
+    add_json(m, "print the fleet as JSON (with every node's facts)")
     m.add_argument("--junit", metavar="FILE", type=Path,
                    help="write JUnit XML: a suite per node (testcase per check, classname = node) and a "
                         "fleet-drift suite")
@@ -97,7 +98,7 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--expect", metavar="NODES",
                    help="the nodes that should have reported (hostlist: gpu[001-016], or a comma list); "
                         "those without a readable report are missing (exit 1)")
-    m.add_argument("--force", action="store_true", help="let --junit/--prometheus/--save replace files")
+    add_force(m, "let --junit/--prometheus/--save replace files")
     m.set_defaults(run=run_merge)
 
     d = fs.add_parser("diff", help="compare two nodes or two fleets (before/after an upgrade)",
@@ -105,7 +106,7 @@ def add_parser(sub: Any) -> None:
                       epilog=DIFF_EPILOG, formatter_class=raw)
     d.add_argument("a", metavar="A")
     d.add_argument("b", metavar="B")
-    d.add_argument("--json", action="store_true", help="print the differences as JSON")
+    add_json(d, "print the differences as JSON")
     d.set_defaults(run=run_diff)
 
     s = fs.add_parser("slurm", help="print (or submit) an sbatch script that verifies every node",
@@ -117,19 +118,18 @@ def add_parser(sub: Any) -> None:
     where.add_argument("--nodes", metavar="N", type=int, help="how many nodes")
     where.add_argument("--nodelist", metavar="L", help="which nodes (Slurm hostlist: gpu[001-016])")
     s.add_argument("--gpus-per-node", metavar="G", type=int)
-    s.add_argument("--tier", choices=("quick", "full"), default="full")
+    add_tier(s, default="full")
     s.add_argument("--reports", metavar="DIR", default="envcheck-reports",
                    help="shared folder for the reports (a subfolder per job id); default envcheck-reports")
-    s.add_argument("--python", metavar="PATH", help="the interpreter to verify on each node")
-    s.add_argument("--lock", metavar="FILE", help="the lock to verify against (a path every node can read)")
+    add_interpreter(s, "the interpreter to verify on each node")
+    add_lock(s, "the lock to verify against (a path every node can read)", path=False)
     s.add_argument("--time", metavar="T", help="the job's time limit (default: 00:10:00 quick, 01:00:00 full)")
     s.add_argument("--job-name", metavar="NAME", default="envcheck-fleet")
     s.add_argument("--envcheck", metavar="CMD", default="envcheck", help="envcheck as the nodes run it")
     s.add_argument("--prolog", action="store_true", help="print a quick-tier prolog snippet instead")
     s.add_argument("--submit", action="store_true", help="submit the script with sbatch")
     s.add_argument("--wait", action="store_true", help="with --submit: wait for the job; exit with its code")
-    s.add_argument("--timeout", metavar="S", type=float, default=3600.0,
-                   help="with --wait: give up after S seconds (default 3600)")
+    add_timeout(s, 3600.0, "with --wait: give up after S seconds (default 3600)")
     s.set_defaults(run=run_slurm)
 
     k = fs.add_parser("k8s", help="print a Kubernetes Indexed Job that verifies one GPU node per pod",
@@ -137,11 +137,11 @@ def add_parser(sub: Any) -> None:
                       epilog=K8S_EPILOG, formatter_class=raw)
     k.add_argument("--nodes", metavar="N", type=int, required=True, help="how many GPU nodes (completions)")
     k.add_argument("--image", metavar="IMG", help="the image to verify (default with --lock: the plan's image tag)")
-    k.add_argument("--lock", metavar="FILE", type=Path, help="the plan: its image tag, its variant's GPU vendor")
+    add_lock(k, "the plan: its image tag, its variant's GPU vendor")
     k.add_argument("--vendor", choices=("nvidia", "amd"), help="GPU resource (default: from --lock, else nvidia)")
     k.add_argument("--gpus-per-node", metavar="G", type=int, default=1,
                    help="GPUs each pod requests (the node's count verifies all of them); default 1")
-    k.add_argument("--tier", choices=("quick", "full"), default="full")
+    add_tier(k, default="full")
     k.add_argument("--name", default="envcheck-fleet", help="the Job's name")
     k.add_argument("--namespace", metavar="NS")
     k.add_argument("--pvc", metavar="CLAIM", help="write reports to this PersistentVolumeClaim (default: stdout)")

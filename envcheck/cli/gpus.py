@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from envcheck.cli.flags import add_matrices
+from envcheck.cli.flags import add_json, add_matrices
 from envcheck.cli.conventions import COMMAND_HELP
 
 HELP = COMMAND_HELP["gpus"]
@@ -20,7 +20,7 @@ def add_parser(sub: Any) -> None:
                               "  envcheck gpus --json amd",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("query", nargs="*", help="filter (optional)")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     add_matrices(p)
     p.set_defaults(run=run)
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.flags import add_json, add_matrices
 
 HELP = COMMAND_HELP["lock"]
 
@@ -26,8 +27,8 @@ def add_parser(sub: Any) -> None:
     c = lsub.add_parser("check", help=HELP, description=HELP + ".", epilog=EPILOG,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("files", nargs="+", type=Path, metavar="FILE", help="envcheck.lock.toml files")
-    c.add_argument("--matrices", metavar="DIR", type=Path, help="read the matrix from DIR (default: built in)")
-    c.add_argument("--json", action="store_true", help="print {locks: [{path, status, locked, chosen, reasons}]}")
+    add_matrices(c)
+    add_json(c, "print {locks: [{path, status, locked, chosen, reasons}]}")
     c.set_defaults(run=run)
     p.set_defaults(run=lambda args: (p.print_help(sys.stderr), 2)[1])
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from envcheck.cli.flags import add_matrices
+from envcheck.cli.flags import add_json, add_matrices, add_timeout
 from envcheck.cli.conventions import COMMAND_HELP
 
 HELP = COMMAND_HELP["matrix"]
@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     show.add_argument("--torch", metavar="SPEC", help="only these releases (2.7, 2.1.*, >=2.5)")
     show.add_argument("--variant", metavar="V", help="only this variant (cu128, rocm6.3, cpu)")
-    show.add_argument("--json", action="store_true", help="print JSON")
+    add_json(show)
     add_matrices(show)
     show.set_defaults(run=run_show)
     val = msub.add_parser("validate", help="check schema, sources and cross-references",
@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
                                       "references between tables. Exit 0 when clean, 1 when errors "
                                       "were found.")
     add_matrices(val, help="check DIR (default: built in)")
-    val.add_argument("--json", action="store_true", help="print JSON")
+    add_json(val)
     val.set_defaults(run=run_validate)
     _add_update(msub)
     _add_status(msub)
@@ -91,11 +91,10 @@ def _add_update(msub: Any) -> None:
     up.add_argument("--data-dir", metavar="DIR", type=Path,
                     help="write the generated files into DIR (default: your per-user data folder)")
     up.add_argument("--dry-run", action="store_true", help="fetch and compare, write nothing")
-    up.add_argument("--timeout", metavar="S", type=float, default=30.0,
-                    help="seconds to wait for a connection or a read (default 30)")
+    add_timeout(up, 30.0, "seconds to wait for a connection or a read (default 30)")
     up.add_argument("--retries", metavar="N", type=int, default=3,
                     help="retries per page on connection errors and HTTP 429/5xx, with backoff (default 3)")
-    up.add_argument("--json", action="store_true", help="print JSON")
+    add_json(up)
     up.set_defaults(run=run_update_cmd)
 
 
@@ -105,7 +104,7 @@ def _add_status(msub: Any) -> None:
                                      "release/variant the index has that torch-builds*.toml does not cover.",
                          epilog=STATUS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_matrices(st)
-    st.add_argument("--json", action="store_true", help="print JSON")
+    add_json(st)
     st.set_defaults(run=run_status_cmd)
 
 

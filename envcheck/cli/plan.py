@@ -10,7 +10,7 @@ from collections import Counter, OrderedDict
 from typing import Any, Dict, List, Optional, TextIO
 
 from envcheck.app.plan import plan_json  # noqa: F401 (the `plan --json` object; tests import it from here too)
-from envcheck.cli.flags import add_matrices, add_plan_arguments, plan_request
+from envcheck.cli.flags import add_force, add_json, add_matrices, add_mirror, add_plan_arguments, plan_request
 from envcheck.errors import UsageError
 from envcheck.cli.conventions import COMMAND_HELP
 
@@ -60,10 +60,8 @@ def add_parser(sub: Any) -> None:
     o.add_argument("--pin-python", action="store_true",
                    help="uv: requires-python for the planned Python only (default: as wide as the build allows)")
     o.add_argument("-o", "--output", metavar="DIR", help="write the files into DIR")
-    o.add_argument("--force", action="store_true", help="replace existing files in DIR")
-    o.add_argument("--mirror", action="append", default=[], metavar="URL",
-                   help="a mirror of https://download.pytorch.org/whl (or PREFIX=URL for another index); "
-                        "rewrites the index URLs in every file")
+    add_force(o, "replace existing files in DIR")
+    add_mirror(o)
     o.add_argument("--packages", metavar="LIST",
                    help="pin only these of torch, torchvision, torchaudio (e.g. torch): every output and "
                         "--download leave the others out")
@@ -75,7 +73,7 @@ def add_parser(sub: Any) -> None:
                    help="pin every wheel of the chosen build with --hash=sha256:… (needs `envcheck matrix "
                         "update` data); install with `pip install --require-hashes --no-deps -r …` after "
                         "the dependencies, or lock those too (uv pip compile --generate-hashes)")
-    o.add_argument("--json", action="store_true", help="print the plan and every candidate as JSON")
+    add_json(o, "print the plan and every candidate as JSON")
     o.add_argument("--explain", action="store_true", help="list every candidate with its reasons")
     add_matrices(o)
     p.set_defaults(run=run)

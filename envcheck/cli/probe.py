@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, List
 
-from envcheck.cli.flags import add_matrices, check_timeout
+from envcheck.cli.flags import add_force, add_json, add_matrices, add_timeout, check_timeout
 from envcheck.cli.conventions import COMMAND_HELP
 
 HELP = COMMAND_HELP["probe"]
@@ -32,13 +32,12 @@ exit codes: 0 probed (unknowns are listed, not errors) · 2 bad input (e.g. -o e
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("probe", help=HELP, description=HELP, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--json", action="store_true", help="print the Machine as JSON")
+    add_json(p, "print the Machine as JSON")
     p.add_argument("-o", "--output", metavar="FILE", type=Path,
                    help="write the Machine to FILE (TOML) for `envcheck plan --machine FILE`; missing folders "
                         "are created")
-    p.add_argument("--force", action="store_true", help="replace FILE if it exists (a regular file only)")
-    p.add_argument("--timeout", type=float, default=5.0, metavar="S",
-                   help="seconds each tool (nvidia-smi, rocminfo, docker) may take (default 5); a tool that "
+    add_force(p, "replace FILE if it exists (a regular file only)")
+    add_timeout(p, 5.0, "seconds each tool (nvidia-smi, rocminfo, docker) may take (default 5); a tool that "
                         "prints more than 8 MiB is stopped too")
     p.add_argument("--no-docker", dest="docker", action="store_false", help="do not ask docker")
     add_matrices(p)

@@ -6,7 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from envcheck.cli.flags import add_matrices, check_timeout
+from envcheck.cli.flags import (
+    add_checks, add_force, add_interpreter, add_json, add_lock, add_matrices, add_skip, add_tier, add_timeout,
+    check_timeout)
 from envcheck.cli.conventions import COMMAND_HELP
 
 HELP = COMMAND_HELP["verify"]
@@ -53,22 +55,20 @@ def add_parser(sub: Any) -> None:
 
     p = sub.add_parser("verify", help=HELP, description=HELP + ".", epilog=EPILOG.format(checks=help_lines()),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--python", metavar="PYTHON",
-                   help="the interpreter to test: a path, a venv/conda env folder, a name on PATH "
-                        "(python3.11) or a version (3.11, via PATH or `uv python find`); "
-                        "default: the one running envcheck")
-    p.add_argument("--lock", metavar="FILE", type=Path, help="an envcheck.lock.toml from `envcheck plan`")
-    p.add_argument("--checks", metavar="LIST", help=f"only these checks (comma-separated): {', '.join(CHECKS)}")
-    p.add_argument("--skip", metavar="LIST", help="leave these checks out (e.g. torch_compile)")
-    p.add_argument("--timeout", metavar="S", type=float, default=60.0,
-                   help="seconds per check before it counts as hung (import ×2, torch_compile ×5); default 60")
+    add_interpreter(p, "the interpreter to test: a path, a venv/conda env folder, a name on PATH "
+                       "(python3.11) or a version (3.11, via PATH or `uv python find`); "
+                       "default: the one running envcheck", metavar="PYTHON")
+    add_lock(p, "an envcheck.lock.toml from `envcheck plan`")
+    add_checks(p, f"only these checks (comma-separated): {', '.join(CHECKS)}")
+    add_skip(p)
+    add_timeout(p, 60.0, "seconds per check before it counts as hung (import ×2, torch_compile ×5); default 60")
     p.add_argument("--facts", metavar="FILE", type=Path,
                    help="judge saved facts (a `verify --json` report or its facts) instead of running anything")
     p.add_argument("--save-facts", metavar="FILE", type=Path,
                    help="also write the collected facts to FILE (JSON; missing folders are created; checked "
                         "before anything runs)")
-    p.add_argument("--force", action="store_true", help="let --save-facts replace an existing file")
-    p.add_argument("--json", action="store_true", help="print {checks: [...], facts: {...}}")
+    add_force(p, "let --save-facts replace an existing file")
+    add_json(p, "print {checks: [...], facts: {...}}")
     add_matrices(p)
     fleet = p.add_argument_group("fleet (reports that `envcheck fleet merge` reads)")
     fleet.add_argument("--report", metavar="FILE|DIR/",
@@ -76,9 +76,8 @@ def add_parser(sub: Any) -> None:
                             "<node>.json, or <node>-rank<R>.json with --distributed")
     fleet.add_argument("--junit", metavar="FILE", type=Path,
                        help="write JUnit XML: one testcase per check, classname = the node")
-    fleet.add_argument("--tier", choices=("quick", "full"),
-                       help="quick: import, build, environment, arch, driver, lock, allocation, one matmul (seconds); "
-                            "full: every check (default)")
+    add_tier(fleet, help="quick: import, build, environment, arch, driver, lock, allocation, one matmul (seconds); "
+                         "full: every check (default)")
     fleet.add_argument("--distributed", action="store_true",
                        help="under torchrun: all_reduce/all_gather across every rank (NCCL on GPUs, gloo on "
                             "CPUs), data checked, bus bandwidth measured")

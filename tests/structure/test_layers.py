@@ -201,3 +201,22 @@ def test_use_case_requests_and_results_are_frozen_dataclasses():
                 seen.append(node.name)
                 assert _frozen_dataclass(node), f"{p.name}: {node.name}"
     assert {"VerifyResult", "ExplainResult", "ProbeResult", "MergeResult", "CiResult"} <= set(seen)
+
+
+#: flags several commands take, each defined once, in cli/flags.py (``--config``/``--no-config``:
+#: cli/conventions.py, read early by envcheck.cli.main)
+SHARED_FLAGS = {"--matrices", "--json", "--force", "--timeout", "--lock", "--checks", "--skip", "--tier", "--python"}
+
+
+def flag_definitions(path: Path) -> List[str]:
+    """The option strings ``path`` passes to ``add_argument`` (the first, a literal)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [n.args[0].value for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument"
+            and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)]
+
+
+def test_shared_flags_are_defined_in_one_place():
+    found = {p.name: sorted(set(flag_definitions(p)) & SHARED_FLAGS) for p in sorted((PKG / "cli").glob("*.py"))}
+    assert found["flags.py"] == sorted(SHARED_FLAGS)  # the reading sees them where they are
+    assert {name: flags for name, flags in found.items() if flags and name != "flags.py"} == {}
