@@ -192,3 +192,31 @@ def check_image(value: object, what: str = "--base-image") -> str:
         raise UsageError(f"{what}: {ascii(value)[:160]} is not an image reference "
                          "([registry/]name[:tag][@digest], lowercase name, e.g. python:3.12-slim)")
     return value
+
+
+#: Words PowerShell passes to a native program as they are (no quotes needed): no space, quote,
+#: ``$``, backtick, ``;``, ``,`` (array), ``@`` (splatting), ``&``, ``|``, braces, parentheses, ``#``, ``<>``.
+_PS_PLAIN = re.compile(r"[A-Za-z0-9_.:/\\=+-]+")
+#: PowerShell reads these as single quotes too (and doubles each to mean one).
+_PS_QUOTES = "'\u2018\u2019\u201a\u201b"
+
+
+def shell_word(word: str, windows: bool = False) -> str:
+    """``word`` quoted for the shell a user pastes a printed command into: POSIX sh (``shlex.quote``),
+    or PowerShell on Windows (single quotes, each single quote doubled)."""
+    import shlex
+
+    if not windows:
+        return shlex.quote(word)
+    if word and _PS_PLAIN.fullmatch(word):
+        return word
+    return "'" + "".join(c * 2 if c in _PS_QUOTES else c for c in word) + "'"
+
+
+def shell_command(argv: list[str] | tuple[str, ...], windows: bool = False) -> str:
+    """One command line of ``argv``, each word quoted by :func:`shell_word` (PowerShell runs a quoted
+    program path only after its call operator: ``& 'C:\\my env\\python.exe' -m pip …``)."""
+    words = [shell_word(str(a), windows) for a in argv]
+    if windows and words and words[0].startswith("'"):
+        words[0] = "& " + words[0]
+    return " ".join(words)

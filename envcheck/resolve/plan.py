@@ -176,12 +176,18 @@ class Plan:
             lines.append(f"{pkg}=={ver}" + "".join(f" --hash=sha256:{h}" for h in hashes))
         return lines
 
+    def pip_install_args(self, reinstall: bool = False) -> List[str]:
+        """The words after the interpreter of the one install command: ``-m pip install --index-url URL
+        torch==… torchvision==…`` (verify/explain fixes quote them for the environment's shell)."""
+        opt = self.index_option_name.split() + [self.index_location] if self.index_option else []
+        return (["-m", "pip", "install"] + (["--force-reinstall"] if reinstall else []) + opt
+                + [f"{k}=={v}" for k, v in self.pins.items()])
+
     def pip_install(self, python: str = "python", reinstall: bool = False) -> str:
-        """The one install command line: ``python -m pip install --index-url URL torch==… torchvision==…``
-        (``plan``'s text prints it; verify/explain fixes print it with the environment's interpreter)."""
-        opt = f"{self.index_option} " if self.index_option else ""
-        pins = " ".join(f"{k}=={v}" for k, v in self.pins.items())
-        return f"{python} -m pip install {'--force-reinstall ' if reinstall else ''}{opt}{pins}"
+        """:meth:`pip_install_args` as one POSIX shell line after ``python``."""
+        from envcheck.edge import shell_command
+
+        return shell_command([python, *self.pip_install_args(reinstall)])
 
     @property
     def index_option(self) -> str:
@@ -190,8 +196,20 @@ class Plan:
             return f"--no-index --find-links {self.offline}"
         if self.build.channel == "pypi":
             return ""
-        opt = "--index-url" if self.index_kind == "simple" else "--find-links"
-        return f"{opt} {self.index_url}"
+        return f"{self.index_option_name} {self.index_url}"
+
+    @property
+    def index_option_name(self) -> str:
+        """The option(s) before :attr:`index_location`: ``--index-url``, ``--find-links``, or
+        ``--no-index --find-links`` for a downloaded plan."""
+        if self.offline:
+            return "--no-index --find-links"
+        return "--index-url" if self.index_kind == "simple" else "--find-links"
+
+    @property
+    def index_location(self) -> str:
+        """The URL or folder of :attr:`index_option` (one shell word, however it is spelled)."""
+        return str(self.offline) if self.offline else self.index_url
 
     @property
     def env(self) -> Dict[str, str]:

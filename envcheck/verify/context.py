@@ -189,21 +189,29 @@ class Context:
             self._plans[key] = (make_plan(res, self.matrix), res)
         return self._plans[key]
 
+    @property
+    def windows_shell(self) -> bool:
+        """Whether printed commands are for PowerShell (the facts are from Windows, not WSL)."""
+        return self.facts.os == "windows" or (self.facts.os is None and self.os == "windows" and not self.wsl)
+
+    def command(self, *argv: str) -> str:
+        """``argv`` as one line for this environment's shell, every word quoted (:func:`shell_command`)."""
+        from envcheck.edge import shell_command
+
+        return shell_command(list(argv), self.windows_shell)
+
+    def py_command(self, *args: str) -> str:
+        """``python ARGS…`` with this environment's interpreter, quoted for its shell."""
+        return self.command(self.facts.interpreter, *args)
+
     def install_command(self, plan: Any, reinstall: bool = True) -> str:
-        """The plan's own install line (:meth:`Plan.pip_install`) with this environment's interpreter."""
-        py = self.facts.interpreter
-        if " " in py:
-            py = f'"{py}"'
-        return "`" + plan.pip_install(py, reinstall) + "`"
+        """The plan's own install line (:meth:`Plan.pip_install_args`) with this environment's interpreter."""
+        return "`" + self.py_command(*plan.pip_install_args(reinstall)) + "`"
 
     def pip_command(self, pins: List[str], index_option: str = "", reinstall: bool = True) -> str:
-        py = self.facts.interpreter
-        if " " in py:
-            py = f'"{py}"'
-        parts = [py, "-m pip install"] + (["--force-reinstall"] if reinstall else []) + pins
-        if index_option:
-            parts.append(index_option)
-        return "`" + " ".join(parts) + "`"
+        """``python -m pip install [--force-reinstall] PINS INDEX-OPTION`` in backticks, quoted."""
+        words = ["-m", "pip", "install"] + (["--force-reinstall"] if reinstall else []) + list(pins)
+        return "`" + self.py_command(*words, *option_words(index_option)) + "`"
 
     def earliest(self, res: Any) -> Optional[Any]:
         """The oldest accepted candidate of a resolution (the first release that would work)."""
@@ -216,3 +224,14 @@ class Context:
         ok = [r.version for r in self.matrix.releases
               if r.compile_python_max and tuple(int(x) for x in r.compile_python_max.rstrip("t").split(".")[:2]) >= want]
         return min(ok, key=vkey) if ok else None
+
+
+def option_words(option: str) -> List[str]:
+    """``"--no-index --find-links /my wheels"`` → ``["--no-index", "--find-links", "/my wheels"]``: the
+    leading options, then the rest as one word (a folder may hold spaces)."""
+    words, rest = [], option.strip()
+    while rest.startswith("-"):
+        word, _, rest = rest.partition(" ")
+        words.append(word)
+        rest = rest.strip()
+    return words + ([rest] if rest else [])

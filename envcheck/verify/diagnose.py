@@ -175,7 +175,7 @@ class _Judge:
         if outcome == "timeout" and isinstance(limit, (int, float)) and limit < SHORT_TIMEOUT:
             generic = SHORT_TIMEOUT_FIX.format(t=_num(limit), check=name)
         detail = seen + (f"; last stderr lines: {tail}" if tail else "")
-        return Check(name, "fail", secs, detail, generic.format(check=name, py=self.facts.interpreter))
+        return Check(name, "fail", secs, detail, generic.format(check=name, py=self.ctx.py_command()))
 
     # -- per-check judgement of facts ------------------------------------------------------------
     def check_import_torch(self) -> Check:
@@ -188,7 +188,7 @@ class _Judge:
             listed = "; ".join(f"{d.get('version')} at {d.get('location')}" for d in copies)
             return Check("import_torch", "warn", detail=f"{detail}; {len(copies)} copies of torch are installed "
                          f"({listed}) — the first on sys.path wins",
-                         fix=f"Remove the copies you do not use (`{self.facts.interpreter} -m pip uninstall torch`, "
+                         fix=f"Remove the copies you do not use (`{self.ctx.py_command('-m', 'pip', 'uninstall', 'torch')}`, "
                              "~/.local, PYTHONPATH) so one torch is installed.")
         return Check("import_torch", "pass", detail=detail)
 
@@ -393,7 +393,8 @@ class _Judge:
             return Check("lock", "pass", detail=detail)
         diffs += notes
         fix = (f"Reinstall what the lock pins: {self.ctx.pip_command(lock.pins, lock.index_option)} "
-               f"(or `{self.facts.interpreter} -m pip install --force-reinstall -r requirements.txt` from the same plan)")
+               f"(or `{self.ctx.py_command('-m', 'pip', 'install', '--force-reinstall', '-r', 'requirements.txt')}` "
+               "from the same plan)")
         if any(d.startswith("python") for d in diffs):
             fix += f"; the lock is for Python {lock.expect.get('python')}: install into an interpreter of that version"
         return Check("lock", "fail", detail=f"differs from {lock.path}: " + "; ".join(diffs), fix=fix + ".")

@@ -346,7 +346,7 @@ def arch_fix(ctx: Context) -> str:
     if plan is None:
         why = next((r.message for c in res.rejected for r in c.reasons if r.code == "gpu-arch"), "")
         return (f"No build on record runs on {names} on this machine{': ' + why if why else ''}. "
-                f"`envcheck plan --gpu \"{gpus[0].name}\" --explain` lists every candidate and why it fails.")
+                f"`{ctx.command('envcheck', 'plan', '--gpu', gpus[0].name, '--explain')}` lists every candidate and why it fails.")
     from envcheck.resolve.rules import name_of
 
     first = ctx.earliest(res)
@@ -585,7 +585,6 @@ def companion_fix(ctx: Context) -> str:
         plan, _ = ctx.plan(torch=rel, backend=ctx.variant or "auto")
         if plan is None:
             plan, _ = ctx.plan(torch=rel)
-    py = ctx.facts.interpreter
     loaded = ctx.facts.torch_version
     shadowed = [d for d in ctx.facts.packages("torch") if public_version(d.get("version")) != public_version(loaded)]
     if loaded and not shadowed and ctx.release() is not None:
@@ -594,7 +593,8 @@ def companion_fix(ctx: Context) -> str:
         if plan is not None and public_version(loaded) != rel:
             keep += f" Or, to keep {pkg} {version}, install its pair instead: {ctx.install_command(plan)}."
         return keep
-    remove = (f"`{py} -m pip uninstall -y torch torchvision torchaudio` (repeat until pip finds no copy; "
+    remove = (f"`{ctx.py_command('-m', 'pip', 'uninstall', '-y', 'torch', 'torchvision', 'torchaudio')}` "
+              "(repeat until pip finds no copy; "
               "check ~/.local and PYTHONPATH too)")
     if plan is not None:
         again = f"{ctx.install_command(plan, reinstall=False)}"
@@ -620,7 +620,7 @@ def companion_install_fix(ctx: Context) -> str:
         return (f"No {pkg} release pairs with torch {rel.version} on record; install the one {pkg}'s project lists "
                 "for this torch, from the same index as torch.")
     return (f"Install {pkg} in the version paired with your torch, from the index torch came from "
-            f"(`{ctx.facts.interpreter} -m pip install {pkg}` alone may replace torch with another build); "
+            f"(`{ctx.py_command('-m', 'pip', 'install', pkg)}` alone may replace torch with another build); "
             "`envcheck plan` pins a matching pair.")
 
 
@@ -670,7 +670,7 @@ def compile_fix(ctx: Context) -> str:
     first = ctx.compile_min_torch(py) if py else None
     if not first:
         return f"Use an older Python for torch.compile; no torch release on record supports it on Python {py}."
-    return (f"Upgrade to torch ≥ {first} (`envcheck plan --python {py} --compile` picks a build and its "
+    return (f"Upgrade to torch ≥ {first} (`{ctx.command('envcheck', 'plan', '--python', py or '', '--compile')}` picks a build and its "
             f"companions), or run torch.compile on an older Python with this torch.")
 
 
@@ -778,9 +778,10 @@ def _reinstall_same(ctx: Context) -> Optional[str]:
 
 @helper
 def torch_lib_fix(ctx: Context) -> str:
-    again = _reinstall_same(ctx) or f"`{ctx.facts.interpreter} -m pip install --force-reinstall torch` (from the index it came from)"
+    again = (_reinstall_same(ctx)
+             or f"`{ctx.py_command('-m', 'pip', 'install', '--force-reinstall', 'torch')}` (from the index it came from)")
     return (f"If `import torch` itself fails, the torch install is incomplete: reinstall it, {again}, after "
-            f"`{ctx.facts.interpreter} -m pip uninstall -y torch` until no copy is left. If an extension fails, "
+            f"`{ctx.py_command('-m', 'pip', 'uninstall', '-y', 'torch')}` until no copy is left. If an extension fails, "
             "`import torch` before importing it, and rebuild the extension against the installed torch "
             "(`pip install --no-build-isolation --force-reinstall --no-cache-dir <package>`).")
 
@@ -800,7 +801,14 @@ def python_devel(ctx: Context) -> str:
 
 @helper
 def interpreter(ctx: Context) -> str:
+    """The interpreter's path as prose (``in this interpreter (/venv/bin/python)``)."""
     return ctx.facts.interpreter
+
+
+@helper
+def interpreter_cmd(ctx: Context) -> str:
+    """The interpreter as the first word of a command (quoted for the environment's shell)."""
+    return ctx.py_command()
 
 
 @helper
@@ -850,11 +858,10 @@ def cuda_symbol_fix(ctx: Context) -> str:
     """The exact uninstall for mixed majors, the shadowing folder to drop, else the general way."""
     from envcheck.verify.evidence import ld_path_suspects, mixed_majors, shadowing
 
-    py = ctx.facts.interpreter
     steps = []
     for mm in mixed_majors(ctx.facts):
         if mm.remove:
-            steps.append(f"`{py} -m pip uninstall -y {' '.join(mm.remove)}` (torch uses CUDA {mm.keep})")
+            steps.append(f"`{ctx.py_command('-m', 'pip', 'uninstall', '-y', *mm.remove)}` (torch uses CUDA {mm.keep})")
         else:
             steps.append(f"uninstall the {mm.base}-cuNN wheels of the CUDA major torch does not use "
                          f"({', '.join('cu' + k for k in sorted(mm.majors))} are installed)")
@@ -871,7 +878,7 @@ def cuda_symbol_fix(ctx: Context) -> str:
     if steps:
         return "Fix the environment: " + "; then ".join(steps) + "."
     again = _reinstall_same(ctx)
-    return ("List the CUDA wheels with `" + py + " -m pip list | grep nvidia-` and uninstall those of a CUDA major "
+    return ("List the CUDA wheels with `" + ctx.py_command("-m", "pip", "list") + " | grep nvidia-` and uninstall those of a CUDA major "
             "torch does not use (torch's own are in `pip show torch`); unset LD_LIBRARY_PATH entries that point at "
             "a CUDA toolkit (/usr/local/cuda*/lib64) or another package's copy; then reinstall torch with its "
             "dependencies" + (f": {again}" if again else " from the index it came from") + ".")
