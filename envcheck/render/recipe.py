@@ -5,6 +5,11 @@ environment.yml, the Dockerfile and pyproject.uv.toml, and the runnable scripts 
 The scripts stop at the first failing step, skip steps already done (each step's ``skip_if``),
 ask nothing (no prompts: ``-y``, ``DEBIAN_FRONTEND=noninteractive``, ``PIP_NO_INPUT``), and end by
 running ``envcheck verify`` (or a lock-free check when envcheck is not installed).
+
+A script is self-contained: it carries the lock its verify step reads (``envcheck.lock.toml``,
+written to a temporary folder at that step and removed after), so it runs the same printed to a
+file, written alone (``--format script -o DIR``) or copied to another machine — never against a
+lock of another plan that happens to sit beside it.
 """
 
 from __future__ import annotations
@@ -13,7 +18,21 @@ import shlex
 from typing import List
 
 from envcheck.resolve.plan import Plan
-from envcheck.resolve.recipe import RecipeStep
+from envcheck.resolve.recipe import LOCK_NAME, RecipeStep
+
+#: the here-document delimiter of the lock carried in install.sh
+LOCK_EOF = "ENVCHECK_LOCK_EOF"
+
+
+def _lock_text(plan: Plan) -> str:
+    """The plan's lock, as the script carries it (a line that would end the here-document /
+    here-string early is refused: a lock never has one)."""
+    from envcheck.render.files import render_lock
+
+    text = render_lock(plan)
+    if any(ln.strip() == LOCK_EOF or ln.startswith("'@") for ln in text.splitlines()):  # pragma: no cover
+        raise ValueError("the lock holds a line that would end the script's here-document")
+    return text
 
 
 def script_name(plan: Plan) -> str:
@@ -40,7 +59,7 @@ def recipe_comment(plan: Plan, prefix: str = "# ", commands: bool = True) -> str
 # bash
 
 
-def _bash_step(i: int, n: int, s: RecipeStep) -> List[str]:
+def _bash_step(i: int, n: int, s: RecipeStep, lock: str = "") -> List[str]:
     say = shlex.quote(f"{i}/{n} {s.marker}: {s.title} ({s.where})")
     out = [f"# ---- {i}/{n} {s.marker}", f"step {say}"]
     if s.shell == "manual" or s.runs_in == "windows":  # done by hand (on WSL: on Windows), checked from here
@@ -54,6 +73,10 @@ def _bash_step(i: int, n: int, s: RecipeStep) -> List[str]:
             out.append(f"note {todo}")
         return out
     body = [ln.rstrip() for ln in s.lines()]
+    if s.kind == "verify" and lock:  # the lock this script carries, in a folder of its own for this step
+        body = ['LOCKDIR="$(mktemp -d)"', "trap 'rm -rf \"$LOCKDIR\"' EXIT",
+                f'cat > "$LOCKDIR/{LOCK_NAME}" <<\'{LOCK_EOF}\'', *lock.rstrip("\n").splitlines(), LOCK_EOF,
+                'cd "$LOCKDIR"', *body]
     env = [f"export {k}={shlex.quote(v)}" for k, v in sorted(s.env.items())]
     run = [ln for ln in body if not any(ln.strip() == e for e in env)]
     if s.skip_if:
@@ -61,12 +84,21 @@ def _bash_step(i: int, n: int, s: RecipeStep) -> List[str]:
         out.append("  ok 'already done'")
         out.append("else")
         if run:
-            out += ["  (", "    set -euo pipefail"] + [f"    {ln}" for ln in run] + ["  )"]
+            out += ["  (", "    set -euo pipefail"] + _indent(run, "    ", s, lock) + ["  )"]
         out.append("fi")
     elif run:
-        out += ["(", "  set -euo pipefail"] + [f"  {ln}" for ln in run] + [")"]
+        out += ["(", "  set -euo pipefail"] + _indent(run, "  ", s, lock) + [")"]
     out += env  # at the top level: the variables must reach the verify step
     return out
+
+
+def _indent(lines: List[str], pad: str, s: RecipeStep, lock: str) -> List[str]:
+    """``lines`` indented by ``pad`` — except a here-document's body and end, which must stay as they are."""
+    if s.kind != "verify" or not lock:
+        return [pad + ln for ln in lines]
+    start = next(i for i, ln in enumerate(lines) if ln.endswith(f"<<'{LOCK_EOF}'"))
+    end = lines.index(LOCK_EOF, start)
+    return [pad + ln for ln in lines[:start + 1]] + lines[start + 1:end + 1] + [pad + ln for ln in lines[end + 1:]]
 
 
 def render_bash(plan: Plan) -> str:
@@ -84,6 +116,8 @@ def render_bash(plan: Plan) -> str:
         'HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
         'cd "$HERE"',
         'VENV="${VENV:-$HERE/.venv}"',
+        '# the lock of this plan travels inside this script (its verify step); VENV may be relative to here',
+        'case "$VENV" in /*) ;; *) VENV="$HERE/$VENV" ;; esac',
         'export PATH="$VENV/bin:$PATH"',
         "export DEBIAN_FRONTEND=noninteractive PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1",
     ] + ([f"# offline (plan --download): every pip call takes its wheels from {plan.offline}/ beside this file",
@@ -97,9 +131,10 @@ def render_bash(plan: Plan) -> str:
         "trap 'printf \"envcheck install: stopped at a failing step (exit %s)\\n\" \"$?\" >&2' ERR",
     ]
     body: List[str] = []
+    lock = _lock_text(plan)
     for i, s in enumerate(plan.recipe, 1):
         body.append("")
-        body += _bash_step(i, n, s)
+        body += _bash_step(i, n, s, lock)
     tail = ["", "printf '\\n==> done: every step passed\\n'"]
     return "\n".join(head + body + tail) + "\n"
 
@@ -143,6 +178,16 @@ def render_powershell(plan: Plan) -> str:
                 out.append(f"Write-Host {_ps_quote('note: ' + todo)}")
             continue
         run = [ln.strip() for ln in s.lines()]
+        if s.kind == "verify":  # the lock this script carries, in a folder of its own for this step
+            out += ["$LOCKDIR = Join-Path ([System.IO.Path]::GetTempPath()) ('envcheck-' + [guid]::NewGuid())",
+                    "New-Item -ItemType Directory -Path $LOCKDIR | Out-Null",
+                    "$LOCK = @'", *_lock_text(plan).rstrip("\n").splitlines(), "'@",
+                    f"[System.IO.File]::WriteAllText((Join-Path $LOCKDIR '{LOCK_NAME}'), $LOCK)  # UTF-8, no BOM",
+                    "Push-Location $LOCKDIR",
+                    "try {"]
+            out += [f"  {ln}" for ln in run] + [f"  Assert-Ok {_ps_quote(s.marker)}",
+                                                "} finally { Pop-Location; Remove-Item -Recurse -Force $LOCKDIR }"]
+            continue
         if s.skip_if:
             out.append(f"if ({s.skip_if.strip()}) {{ Write-Host '    already done' }} else {{")
             out += [f"  {ln}" for ln in run] + [f"  Assert-Ok {_ps_quote(s.marker)}", "}"]

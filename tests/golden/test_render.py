@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent / "render"
 #: macOS, Jetson, CentOS 7 CPU (not XPU: `--format all` has no Docker base for it, exit 2)
 RENDERED = ["rtx4090-driver550", "gtx1080ti-driver470", "h100-aarch64-driver560", "rtx3060-windows",
             "mi300x", "7900xtx-wsl", "rtx5090-driver570-py311", "apple-macos14", "jetson-orin", "centos7-cpu-py38"]
-GENERATED = re.compile(r'^generated = "[^"]*"$', re.M)
+GENERATED = re.compile(r'^generated = "[^"]*"(?=\r?$)', re.M)  # install.ps1: CRLF
 
 
 def test_rendered_cases_are_golden_machines():
@@ -36,7 +36,7 @@ def test_rendered_files_are_byte_identical(name):
     assert res.code == 0, res.err
     assert res.out.count("==> ") >= 4, res.out[:500]
     text = GENERATED.sub('generated = "<time>"', res.out)
-    assert text.count('generated = "<time>"') == 1
+    assert text.count('generated = "<time>"') >= 1  # the lock, and the copy install.sh carries
     path = HERE / f"{name}.txt"
     if updating():
         HERE.mkdir(exist_ok=True)

@@ -9,6 +9,7 @@ and dropped the post-install steps from some outputs.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import re
 import shutil
 import subprocess
@@ -268,3 +269,71 @@ def test_packages_pins_a_subset_everywhere(matrix, cli, tmp_path):
         assert "torch==2.13.0+cpu" in text and "torchvision==" not in text, name
     bad = cli(["plan", "--backend", "cpu", "--os", "linux", "--packages", "numpy"])
     assert bad.code == 2 and "--packages numpy" in bad.err
+
+
+# ---------------------------------------------------------------------------------------------
+# newcomer H1: the script is self-contained (its verify step's lock travels inside it)
+
+
+@pytest.mark.parametrize("name", ["cpu-linux", "rtx4090-windows", "7900xtx-wsl"])
+def test_script_carries_the_lock_its_verify_step_reads(matrix, name):
+    """`--format script -o DIR` wrote install.sh / install.ps1 alone, whose last step ran
+    `envcheck verify --lock envcheck.lock.toml` — a file not in the set: 'cannot read: No such file'
+    after a successful install. The script now carries that lock (the same plan's) and verifies
+    against it, in a folder of its own for that step."""
+    p = _plan(matrix, MACHINES[name])
+    (fname, text), = render(p, ["script"]).items()
+    lock_start = text.index("schema = 1")
+    body = text[lock_start - 400:]
+    assert 'torch = "' in body and p.pins["torch"] in body
+    verify_at = text.index("[verify] verify")
+    assert verify_at < lock_start  # inside the verify step
+    if fname == "install.sh":
+        assert "<<'ENVCHECK_LOCK_EOF'" in text and '\nENVCHECK_LOCK_EOF\n' in text
+        assert 'cd "$LOCKDIR"' in text[lock_start:]
+    else:
+        assert "$LOCK = @'" in text and "\r\n'@\r\n" in text and "Push-Location $LOCKDIR" in text
+    # the carried text is the plan's lock, readable as one
+    from envcheck.lock import lock_document  # noqa: F401  (the module that reads it)
+
+    carried = text[text.index("# envcheck.lock.toml"):]
+    carried = carried[:carried.index("\nENVCHECK_LOCK_EOF") if fname == "install.sh" else carried.index("\r\n'@")]
+    doc = tomllib.loads(carried.replace("\r\n", "\n"))
+    assert doc["request"] and [s["key"] for s in doc["step"]] == [s.key for s in p.recipe]
+
+
+@pytest.mark.subprocess
+def test_install_sh_written_alone_runs_to_a_passing_verify(tmp_path):
+    """The newcomer's reproduction, for real: `plan --format script -o scr/` then `bash scr/install.sh`
+    with envcheck on PATH ran every step and stopped at verify ('envcheck.lock.toml: cannot read').
+    Here the environment is a real venv with torch 2.13.0+cpu (tests/verify's fixture way), so the
+    steps before verify are 'already done' and verify runs for real against the carried lock — also
+    when an unrelated envcheck.lock.toml sits beside the script."""
+    import os
+    import sys
+
+    from tests.verify.conftest import make_torch_venv
+
+    given = os.environ.get("ENVCHECK_TEST_TORCH_VENV")
+    venv = Path(given) if given else tmp_path / "venv"
+    if not given:
+        make_torch_venv(venv, "torch==2.13.0")
+    py = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    out = tmp_path / "scr"
+    from tests.conftest import run_cli
+
+    r = run_cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", py, "--os", "linux",
+                 "--packages", "torch", "--format", "script", "-o", str(out)])
+    assert r.code == 0, r.err
+    assert sorted(x.name for x in out.iterdir()) == ["install.sh"]
+    (out / "envcheck.lock.toml").write_text("schema = 1\n[request]\ntorch = '9.9.9'\n")  # not this plan's
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), "VENV": str(venv),
+           "ENVCHECK_VERIFY_TIER": "quick", "ENVCHECK_NO_CONFIG": "1"}
+    for k in ("PIP_FIND_LINKS", "PIP_CONFIG_FILE", "PIP_INDEX_URL"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    res = subprocess.run(["bash", str(out / "install.sh")], capture_output=True, text=True, timeout=600, env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "cannot read" not in res.stderr
+    assert re.search(r"\block\b.*pass|PASS.*lock", res.stdout + res.stderr, re.I | re.S), res.stdout[-3000:]
+    assert "==> done: every step passed" in res.stdout
