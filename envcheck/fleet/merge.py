@@ -18,6 +18,19 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from envcheck.errors import UsageError
+from envcheck.schema import Scalar, Table, check, list_of, req
+
+#: What merge reads of a report (schema language: envcheck.schema; schemas/node-report.schema.json
+#: describes all a node report holds): a named host and a list of check tables. The rest is read
+#: leniently — a report from a newer envcheck still merges.
+_CHECKS = list_of(Table({"name": "str", "status": "str"}, unknown="allow"))
+NODE_REPORT = Table({
+    "host": req(Table({"id": req(Scalar("a node name", lambda v: isinstance(v, str) and v != "")),
+                       "rank": "int", "world_size": "int"}, unknown="allow", what="{id: node name}")),
+    "checks": req(_CHECKS), "facts": {},
+}, unknown="allow")
+#: A plain ``verify --json`` report (no host: the node is named after the file).
+VERIFY_REPORT = Table({"checks": req(_CHECKS), "facts": req({})}, unknown="allow")
 
 #: The ``kind`` of ``fleet merge --json``.
 FLEET_KIND = "envcheck-fleet"
@@ -149,15 +162,15 @@ def read_report(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
     if doc.get("kind") == KIND:
         if doc.get("schema") != SCHEMA:
             return None, f"node report schema {doc.get('schema')!r}; this envcheck reads {SCHEMA} (upgrade envcheck)"
-        host = doc.get("host")
-        if not isinstance(host, dict) or not isinstance(host.get("id"), str) or not host["id"]:
-            return None, "node report without host.id"
+        spec = NODE_REPORT
     elif isinstance(doc.get("checks"), list) and isinstance(doc.get("facts"), dict):
         doc = {**doc, "host": {"id": path.stem, "id_from": "file name"}}
+        spec = VERIFY_REPORT
     else:
         return None, "not an envcheck node report (no kind/checks): `envcheck verify --report` writes them"
-    if not isinstance(doc.get("checks"), list) or not all(isinstance(c, dict) for c in doc["checks"]):
-        return None, "checks: expected a list of objects"
+    problem = check(doc, spec)
+    if problem:
+        return None, f"{problem[0]}: {problem[1]}"
     return doc, ""
 
 

@@ -317,3 +317,37 @@ def test_sizes_are_bounded():
 def test_booleans_are_not_integers():
     assert schema.check(True, "int") == ("", "expected an integer, got a boolean true")
     assert schema.check(True, schema.enum(1, 2)) is not None
+
+
+# -- fleet merge reads node reports with the same mechanism -----------------------------------------
+NODE = {"kind": "envcheck-node-report", "schema": 1, "host": {"id": "node07", "rank": 0},
+        "checks": [{"name": "matmul", "status": "pass"}], "facts": {}}
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (lambda d: None, ""),
+    (lambda d: d["host"].pop("id"), "host.id: missing (required)"),
+    (lambda d: d["host"].update(id=""), 'host.id: expected a node name, got a string ""'),
+    (lambda d: d["host"].update(rank="0"), 'host.rank: expected an integer, got a string "0"'),
+    (lambda d: d.update(checks=[{"name": "matmul"}, "pass"]), 'checks[1]: expected a table, got a string "pass"'),
+    (lambda d: d.pop("host"), "host: missing (required): {id: node name}"),
+])
+def test_a_node_report_is_read_with_the_schema(tmp_path, edit, reason):
+    from envcheck.fleet.merge import read_report
+
+    doc = copy.deepcopy(NODE)
+    edit(doc)
+    got, why = read_report(_write(tmp_path, "node07.json", doc))
+    assert why == reason
+    assert (got is None) == bool(reason)
+
+
+def test_node_report_spec_agrees_with_its_json_schema():
+    from envcheck.fleet.merge import NODE_REPORT
+
+    doc = json.loads((ROOT / "schemas" / "node-report.schema.json").read_text())
+    assert set(NODE_REPORT.required()) <= set(doc["required"])
+    host = NODE_REPORT.fields["host"].spec
+    assert set(host.required()) == set(doc["properties"]["host"]["required"])
+    json_type = {key: doc["properties"]["host"]["properties"][key]["type"] for key in host.fields}
+    assert json_type == {key: "integer" if spec == "int" else "string" for key, spec in host.fields.items()}
