@@ -19,11 +19,15 @@ Every flag has an environment variable: ``--backend`` → ``ENVCHECK_BACKEND``, 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from envcheck.errors import UsageError
+
+TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 __all__ = ["Settings", "find_config", "read_config", "apply_settings", "ENV_PREFIX"]
 
@@ -58,30 +62,43 @@ class Settings:
         return f"Settings(file={self.file!r}, values={self.values!r}, origins={self.origins!r})"
 
 
-def find_config(start: Path) -> Optional[Path]:
+def find_config(start: os.PathLike[str] | str) -> Optional[Path]:
     """The nearest ``envcheck.toml``, or ``pyproject.toml`` with ``[tool.envcheck]``, from ``start`` up."""
-    here = start.resolve()
-    for folder in (here, *here.parents):
-        own = folder / "envcheck.toml"
-        if own.is_file():
-            return own
-        py = folder / "pyproject.toml"
-        if py.is_file():
-            try:
-                with open(py, "rb") as fh:
-                    if b"envcheck" not in fh.read(MAX_CONFIG_BYTES + 1):
-                        continue  # no [tool.envcheck] can be in it: not worth a TOML parse
-            except OSError:
-                pass  # _load says why
-            try:
-                if "envcheck" in _load(py).get("tool", {}):
-                    return py
-            except UsageError:
-                pass  # a broken pyproject that is not ours: keep looking
+    folder = os.path.realpath(start)
+    while True:
+        found = _config_in(folder)
+        if found is not None:
+            from pathlib import Path
+
+            return Path(found)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _config_in(folder: str) -> Optional[str]:
+    """``folder``'s envcheck.toml, else its pyproject.toml when that has ``[tool.envcheck]``."""
+    own = os.path.join(folder, "envcheck.toml")
+    if os.path.isfile(own):
+        return own
+    py = os.path.join(folder, "pyproject.toml")
+    if os.path.isfile(py):
+        try:
+            with open(py, "rb") as fh:
+                if b"envcheck" not in fh.read(MAX_CONFIG_BYTES + 1):
+                    return None  # no [tool.envcheck] can be in it: not worth a TOML parse
+        except OSError:
+            pass  # _load says why
+        try:
+            if "envcheck" in _load(py).get("tool", {}):
+                return py
+        except UsageError:
+            pass  # a broken pyproject that is not ours: keep looking
     return None
 
 
-def _load(path: Path) -> Dict[str, Any]:
+def _load(path: os.PathLike[str] | str) -> Dict[str, Any]:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
@@ -165,7 +182,7 @@ def _convert(a: argparse.Action, value: Any, origin: str) -> Any:
 
 
 def apply_settings(parser: argparse.ArgumentParser, command: str, config: Optional[Path], no_config: bool,
-                   environ: Mapping[str, str], cwd: Path) -> Settings:
+                   environ: Mapping[str, str], cwd: os.PathLike[str] | str) -> Settings:
     """Set ``parser``'s defaults from the config file and the environment (the command line, parsed
     after this, still wins). Returns what was set and from where.
 
@@ -177,8 +194,13 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
     if no_config or environ.get("ENVCHECK_NO_CONFIG", "").lower() in _TRUE:
         path = None
     elif config is not None:
-        if not config.is_file():
-            raise UsageError(f"--config {config}: no such file")
+        try:
+            found = os.path.isfile(config)
+        except (OSError, ValueError):  # a NUL byte; (isfile itself answers False for a name too long)
+            found = False
+        if not found:
+            why = "no such file" if len(os.path.basename(os.fsencode(config))) <= 255 else "a name longer than the system allows"
+            raise UsageError(f"--config {ascii(str(config))[1:-1][:200]}: {why}")
         path = config
     else:
         path = find_config(cwd)
@@ -220,7 +242,7 @@ def effective(parser: argparse.ArgumentParser, args: argparse.Namespace, setting
     for dest, a in sorted(actions.items(), key=lambda kv: _flag(kv[1])):
         value = getattr(args, dest, None)
         origin = "command line" if dest in given else settings.origins.get(dest, "default")
-        if isinstance(value, Path):
-            value = str(value)
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
         rows.append({"flag": _flag(a), "env": f"{ENV_PREFIX}{dest.upper()}", "value": value, "origin": origin})
     return rows

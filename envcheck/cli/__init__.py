@@ -11,11 +11,13 @@ import argparse
 import importlib
 import os
 import sys
-from pathlib import Path
-from typing import Any, List, NoReturn, Optional
 
-from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.conventions import COMMAND_HELP, _path
 from envcheck.errors import EnvcheckError
+
+TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
+if TYPE_CHECKING:
+    from typing import Any, List, NoReturn, Optional
 
 COMMANDS = list(COMMAND_HELP)
 
@@ -236,14 +238,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         autocomplete(parser)  # a shell asking for completions: answers and exits
     path, target = command_path(parser, argv)
     pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--config", type=Path)
+    pre.add_argument("--config", type=_path)
     pre.add_argument("--no-config", action="store_true")
     early, _ = pre.parse_known_args(argv)
-    if early.config is not None and (not isinstance(early.config, Path) or str(early.config) in ("", ".", "--")):
-        sys.stderr.write("envcheck: error: --config: give a settings file (--config envcheck.toml)\n")
-        return 2
+    if early.config is not None:
+        from pathlib import Path
+
+        if not isinstance(early.config, Path) or str(early.config) in ("", ".", "--"):
+            sys.stderr.write("envcheck: error: --config: give a settings file (--config envcheck.toml)\n")
+            return 2
     try:
-        settings = apply_settings(target, "-".join(path), early.config, early.no_config, os.environ, Path.cwd())
+        settings = apply_settings(target, "-".join(path), early.config, early.no_config, os.environ, os.getcwd())
     except EnvcheckError as exc:
         sys.stderr.write(f"envcheck: error: {exc}\n")
         return exc.exit_code

@@ -11,8 +11,10 @@ import argparse
 import os
 import sys
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 #: Every command and its one-line help: the top-level help lists them from here without importing
 #: the command modules (each module's ``HELP`` is its entry; envcheck/cli/__init__.py builds the parser).
@@ -33,6 +35,13 @@ COMMAND_HELP = {
 COMMON_DESTS = ("color", "verbose", "quiet", "strict", "config", "no_config")
 
 
+def _path(text: str) -> Any:
+    """``type=`` of a path flag: a :class:`pathlib.Path`, with pathlib imported only when one is given."""
+    from pathlib import Path
+
+    return Path(text)
+
+
 def add_common(p: argparse.ArgumentParser, top: bool) -> None:
     """The shared options; on sub-commands their default is SUPPRESS so a value given before the
     command is not reset after it."""
@@ -46,7 +55,7 @@ def add_common(p: argparse.ArgumentParser, top: bool) -> None:
                    help="say less on stderr: -q drops notes and warnings, -qq everything but errors")
     g.add_argument("--strict", action="store_true", **({"default": False} if top else d),
                    help="warnings fail: exit 1 when the command warned")
-    g.add_argument("--config", metavar="FILE", type=Path, **({"default": None} if top else d),
+    g.add_argument("--config", metavar="FILE", type=_path, **({"default": None} if top else d),
                    help="read settings from FILE (default: envcheck.toml or [tool.envcheck] in pyproject.toml, "
                         "searched upward; ENVCHECK_* variables override it)")
     g.add_argument("--no-config", action="store_true", **({"default": False} if top else d),

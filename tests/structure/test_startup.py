@@ -51,10 +51,10 @@ def test_the_top_level_lists_every_command_without_building_them():
 
 
 @pytest.mark.subprocess
-def test_help_imports_no_command_module_nor_dataclasses(tmp_path):
+def test_help_imports_no_command_module_nor_dataclasses_pathlib_typing(tmp_path):
     mods = modules_of(tmp_path, "--help")
     assert not {m for m in mods if m.startswith("envcheck.cli.") and m != "envcheck.cli.conventions"}
-    assert not mods & {"dataclasses", "tomllib", "envcheck.matrix", "json"}
+    assert not mods & {"dataclasses", "tomllib", "envcheck.matrix", "json", "pathlib", "typing"}
 
 
 @pytest.mark.subprocess
@@ -66,3 +66,19 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     # a TOML parse, a PEP 440 specifier, OpenSSL's hashes: none is needed for a plan from cached data
     assert not mods & {"tomllib", "tomli", "packaging.specifiers", "hashlib", "envcheck.matrix.load",
                        "envcheck.render.pixi", "envcheck.render.uvproject"}
+
+
+def test_the_config_file_is_found_upward_without_parsing_unrelated_pyprojects(tmp_path):
+    """find_config walks up with os.path (no pathlib on the --help path): the nearest envcheck.toml,
+    else a pyproject.toml with [tool.envcheck]; a pyproject.toml without the word is skipped unread
+    as TOML, so a broken one that is not ours costs nothing."""
+    from envcheck.settings import find_config
+
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    assert find_config(deep) is None or not str(find_config(deep)).startswith(str(tmp_path))
+    (tmp_path / "a" / "pyproject.toml").write_text("[tool.envcheck]\nbackend = 'cpu'\n")
+    (tmp_path / "a" / "b" / "pyproject.toml").write_text("this is [not TOML\n")  # not ours: skipped
+    assert find_config(deep) == tmp_path / "a" / "pyproject.toml"
+    (tmp_path / "a" / "b" / "envcheck.toml").write_text("backend = 'cpu'\n")
+    assert find_config(str(deep)) == tmp_path / "a" / "b" / "envcheck.toml"
