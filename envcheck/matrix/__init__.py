@@ -451,16 +451,23 @@ def load_file_cached(path: Path) -> Dict[str, list]:
     try:
         st = path.stat()
     except OSError:
-        st = None
+        from envcheck.matrix.load import load_file
 
+        return load_file(path)  # the loader's own error
+    return _file_rows(str(path), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=32)
+def _file_rows(path: str, size: int, mtime_ns: int) -> Dict[str, list]:
+    """:func:`load_file_cached` once per process and file version (probe and the CPU-name table
+    both read platforms.toml)."""
     def parse() -> Dict[str, Dict[str, list]]:
         from envcheck.matrix.load import load_file
 
-        return {path.name: load_file(path)}
+        return {name: load_file(Path(path))}
 
-    if st is None:
-        return parse()[path.name]  # the loader's own error
-    return _cached((str(path), st.st_size, st.st_mtime_ns), parse)[path.name]
+    name = Path(path).name
+    return _cached((path, size, mtime_ns), parse)[name]
 
 
 def _cached(parts: object, parse: Callable[[], Dict[str, Dict[str, list]]]) -> Dict[str, Dict[str, list]]:
