@@ -117,13 +117,13 @@ def test_rocm_rows_read_off_wheels_are_verified(matrix):
 
 def test_7900xtx_and_mi300x_default_is_a_verified_rocm_7_set(matrix):
     # was 2.5.1+rocm6.2 while every 2.6+ ROCm row was unverified, then 2.11.0 (the newest list read off a
-    # wheel); 2.13.0 is now the newest release whose list is sourced (tests/matrix/test_rocm_gfx_sources.py);
-    # the 2.14/2.15 lists are still unverified, so they do not win without --prefer newest
+    # wheel); 2.14.1 is now the newest release whose list is sourced (tests/matrix/test_rocm_gfx_sources.py);
+    # the 2.15 list is still unverified, so it does not win without --prefer newest
     from tests.conftest import plan_for
 
     for gpu in ("RX 7900 XTX", "MI300X"):
         c = plan_for(matrix, gpus=[gpu], os="linux").chosen
-        assert (c.release.version, c.build.variant) == ("2.13.0", "rocm7.2"), (gpu, c.release.version)
+        assert (c.release.version, c.build.variant) == ("2.14.1", "rocm7.14"), (gpu, c.release.version)
         assert c.build.confidence != "unverified"
 
 

@@ -1,4 +1,4 @@
-"""ROCm gfx target lists of the torch 2.8-2.13 wheels, each checked against the public source it rests on.
+"""ROCm gfx target lists of the torch 2.8-2.14 wheels, each checked against the public source it rests on.
 
 The expected lists are written out literally from the sources, not computed like the code:
 - pytorch/pytorch .ci/docker/libtorch/build.sh@19ace59c (2.9 era): base list of 11 targets, and
@@ -9,6 +9,10 @@ The expected lists are written out literally from the sources, not computed like
   release/2.7 and release/2.12 have no gfx1103 and none of gfx1031-gfx1036.
 - pytorch/pytorch#179653 "[ROCm] Add gfx1103 to wheel build arch list" (landed by 2026-04-17, per
   pytorch/pytorch#179788) -> in the 2.13 branch (2.13.0 shipped 2026-07-08).
+- 2.14 ships ROCm 7.2 + 7.14, a pair main built only between pytorch/pytorch#190276 (July 2026, rocm7.14 from
+  TheRock wheels, "start with a common list and add as appropriate") and pytorch/pytorch#194919 (2026-08-26,
+  [7.2, 7.14] -> [7.14, 10.0], "the gfx900/gfx906 additions ... are gone"); manywheel build.sh@027375bf in that
+  window: common list of 13, + gfx900;gfx906 for the OS-package images (7.1/7.2) only.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from tests.conftest import plan_for
 LIST_11 = "gfx900 gfx906 gfx908 gfx90a gfx942 gfx1030 gfx1100 gfx1101 gfx1102 gfx1200 gfx1201"
 LIST_14 = LIST_11 + " gfx950 gfx1150 gfx1151"
 LIST_15 = LIST_14 + " gfx1103"
+COMMON_714 = "gfx908 gfx90a gfx942 gfx950 gfx1030 gfx1100 gfx1101 gfx1102 gfx1103 gfx1200 gfx1201 gfx1150 gfx1151"
 
 SOURCED = {
     ("2.8.0", "rocm6.3"): LIST_11, ("2.8.0", "rocm6.4"): LIST_11,
@@ -27,6 +32,7 @@ SOURCED = {
     ("2.10.0", "rocm7.0"): LIST_14, ("2.10.0", "rocm7.1"): LIST_14,
     ("2.12.0", "rocm7.1"): LIST_14, ("2.12.1", "rocm7.2"): LIST_14,
     ("2.13.0", "rocm7.1"): LIST_15, ("2.13.0", "rocm7.2"): LIST_15,
+    ("2.14.0", "rocm7.2"): LIST_15, ("2.14.1", "rocm7.14"): COMMON_714,
 }
 
 
@@ -59,11 +65,17 @@ def test_gfx950_first_in_rocm_7_wheels(matrix):
     assert "gfx950" in _rows(matrix, "2.10.0", "rocm7.0")[0].gfx
 
 
+def test_therock_7_14_build_drops_gfx900_and_gfx906(matrix):
+    # build.sh@027375bf: "Legacy images also cover the older gfx900/gfx906 targets" - only the 7.1/7.2 path adds them
+    assert {"gfx900", "gfx906"} <= set(_rows(matrix, "2.14.1", "rocm7.2")[0].gfx)
+    assert not {"gfx900", "gfx906"} & set(_rows(matrix, "2.14.1", "rocm7.14")[0].gfx)
+
+
 @pytest.mark.parametrize("gpu", ["RX 7900 XTX", "MI300X", "RX 9070 XT"])
 def test_native_linux_default_is_the_newest_sourced_rocm_release(matrix, gpu):
-    # before: 2.11.0+rocm7.2 (2.12/2.13 lists unverified); 2.14/2.15 lists are still unverified
+    # before: 2.11.0+rocm7.2 (the 2.12-2.14 lists were unverified); the 2.15 list is still unverified
     c = plan_for(matrix, gpus=[gpu], os="linux").chosen
-    assert (c.release.version, c.build.variant) == ("2.13.0", "rocm7.2"), gpu
+    assert (c.release.version, c.build.variant) == ("2.14.1", "rocm7.14"), gpu
     assert c.build.confidence == "copy"
 
 
@@ -74,16 +86,22 @@ def test_rx_9070_xt_gets_a_build_that_lists_gfx1201(matrix):
 
 
 def test_rx_6800_gets_the_newest_sourced_build_that_lists_gfx1030(matrix):
-    # gfx1030 is in every list from 2.1 to 2.13 (and main's common list); the newest sourced one is 2.13.0
+    # gfx1030 is in every list from 2.1 on, the 7.14 common list included; the newest sourced one is 2.14.1
     c = plan_for(matrix, gpus=["RX 6800"], os="linux").chosen
-    assert (c.release.version, c.build.variant) == ("2.13.0", "rocm7.2")
+    assert (c.release.version, c.build.variant) == ("2.14.1", "rocm7.14")
     assert "gfx1030" in c.build.gfx
 
 
-def test_radeon_780m_gets_the_first_sourced_build_with_gfx1103(matrix):
+def test_radeon_780m_gets_a_sourced_build_with_gfx1103(matrix):
     # pytorch/pytorch#179653 says HSA_OVERRIDE_GFX_VERSION=11.0.0 on gfx1103 page-faults and hangs, so only a
     # wheel with native gfx1103 kernels serves a 780M; before this, the only candidate was an unverified
     # 2.15.0+rocm7.14 row
     c = plan_for(matrix, gpus=["Radeon 780M"], os="linux").chosen
-    assert (c.release.version, c.build.variant) == ("2.13.0", "rocm7.2")
+    assert (c.release.version, c.build.variant) == ("2.14.1", "rocm7.14")
     assert "gfx1103" in c.build.gfx and c.build.confidence == "copy"
+
+
+def test_gfx906_is_not_sent_to_a_7_14_build(matrix):
+    # the 7.14 list has no gfx906, so a Radeon VII can only get a 7.2 build of 2.14
+    c = plan_for(matrix, gpus=["Radeon VII"], os="linux").chosen
+    assert c.build.variant != "rocm7.14" and "gfx906" in c.build.gfx
