@@ -313,7 +313,7 @@ EXPECT = Table({
 #: ``[build]``: the chosen build (``torch`` and ``variant`` are what verify compares).
 BUILD = Table({
     "torch": req("version"), "variant": req(_TEXT), "channel": _TEXT,
-    "index_url": Scalar("an http(s) or file URL", _index_url), "index_kind": _TEXT, "python": "python",
+    "index_url": Scalar("an http(s) or file URL", _index_url, json={"type": "string"}), "index_kind": _TEXT, "python": "python",
     "platform": "platform", "wheel_tag": _TEXT, "source": list_of(_TEXT), "confidence": "confidence",
     "warnings": list_of(_TEXT),
 }, unknown="allow", extra=plain(2000), what="[build] table")

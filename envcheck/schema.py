@@ -94,11 +94,13 @@ def fullmatch(rx: str, value: str) -> bool:
 class Scalar:
     """A leaf value: ``test`` says whether it fits (``True``; else ``False`` or the problem in words),
     ``what`` how the error message names it
-    (``"a version like '12.8'"``); ``convert`` turns an accepted value into what readers get."""
+    (``"a version like '12.8'"``); ``convert`` turns an accepted value into what readers get;
+    ``json`` is its JSON Schema (see :func:`json_schema`)."""
 
     what: str
     test: Callable[[Any], Any]  # True when it fits; False, or a message saying why not
     convert: Optional[Callable[[Any], Any]] = None
+    json: Optional[Mapping[str, Any]] = None  # the same in JSON Schema, as far as it can say it
 
 
 @record(frozen=True)
@@ -184,19 +186,22 @@ def enum(*values: Any) -> _Of:
 
 def pattern(rx: str, what: str, max_len: int = NAME_MAX) -> Scalar:
     """A string the pattern text ``rx`` matches in full."""
-    return Scalar(what, lambda v: isinstance(v, str) and len(v) <= max_len and fullmatch(rx, v))
+    return Scalar(what, lambda v: isinstance(v, str) and len(v) <= max_len and fullmatch(rx, v),
+                  json={"type": "string", "pattern": f"^(?:{rx})$", "maxLength": max_len})
 
 
 def one_of(*values: str) -> Scalar:
     """A string from a fixed vocabulary."""
-    return Scalar(f"one of {', '.join(values)}", lambda v: isinstance(v, str) and v in values)
+    return Scalar(f"one of {', '.join(values)}", lambda v: isinstance(v, str) and v in values,
+                  json={"enum": list(values)})
 
 
 def text(max_len: int, what: str = "") -> Scalar:
     """Printable text on one line, at most ``max_len`` characters (a string from outside that
     reaches a terminal, a comment or a command)."""
     return Scalar(what or f"printable text on one line (at most {max_len} characters)",
-                  lambda v: isinstance(v, str) and len(v) <= max_len and printable_line(v))
+                  lambda v: isinstance(v, str) and len(v) <= max_len and printable_line(v),
+                  json={"type": "string", "maxLength": max_len})
 
 
 # -- the shared value types ----------------------------------------------------------------------
@@ -247,34 +252,41 @@ SOURCE_FORMS = (
 TIMESTAMP_RE = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
 WHEEL_REF_RE = r"[^\s#/]+\.whl(#sha256=[0-9a-f]{64})?"
 
-_NUMBER = Scalar("a non-negative number", lambda v: _finite(v) and v >= 0, float)
+_NUMBER = Scalar("a non-negative number", lambda v: _finite(v) and v >= 0, float, {"type": "number", "minimum": 0})
+_STR = {"type": "string"}
+_VERSION = {"type": "string", "minLength": 1, "maxLength": VERSION_MAX}
 
 #: The shared value types, by name: what each file kind calls a version, an arch, a Python…
 TYPES: Dict[str, Scalar] = {
-    "any": Scalar("anything", lambda v: True),
-    "str": Scalar("a string", lambda v: isinstance(v, str)),
+    "any": Scalar("anything", lambda v: True, json={}),
+    "str": Scalar("a string", lambda v: isinstance(v, str), json=_STR),
     "name": text(NAME_MAX),
-    "int": Scalar("an integer", _int),
-    "num": Scalar("a finite number", _finite),
+    "int": Scalar("an integer", _int, json={"type": "integer"}),
+    "num": Scalar("a finite number", _finite, json={"type": "number"}),
     "nonneg": _NUMBER,
-    "secs": Scalar("a number of seconds ≥ 0", lambda v: _finite(v) and v >= 0),
-    "bool": Scalar("true or false", lambda v: isinstance(v, bool)),
-    "version": Scalar("a version like '12.8' or '570.124.06'", is_version),
+    "secs": Scalar("a number of seconds ≥ 0", lambda v: _finite(v) and v >= 0, json={"type": "number", "minimum": 0}),
+    "bool": Scalar("true or false", lambda v: isinstance(v, bool), json={"type": "boolean"}),
+    "version": Scalar("a version like '12.8' or '570.124.06'", is_version, json=_VERSION),
     # "" where a row means "none" (a toolkit with no Windows driver floor, a release with no torchaudio)
-    "version_or_empty": Scalar("a version like '12.8' (or \"\")", lambda v: v == "" or is_version(v)),
+    "version_or_empty": Scalar("a version like '12.8' (or \"\")", lambda v: v == "" or is_version(v),
+                               json={"type": "string", "maxLength": VERSION_MAX}),
     "python": pattern(PY_RE, "a Python version like '3.12' or '3.13t'"),
     # what an interpreter reports: "3.12.9", "3.13.0rc1"
     "python_version": Scalar("a Python version such as '3.12.9'",
-                             lambda v: isinstance(v, str) and _rx(r"\d+\.\d+(?!\d)").match(v) is not None),
+                             lambda v: isinstance(v, str) and _rx(r"\d+\.\d+(?!\d)").match(v) is not None,
+                             json={"type": "string", "pattern": r"^\d+\.\d+(?!\d)"}),
     "sm": pattern(SM_RE, "an NVIDIA cubin arch like 'sm_89' or 'sm_90a'"),
     "ptx": pattern(PTX_RE, "a PTX arch like 'compute_90'"),
     "gfx": pattern(GFX_RE, "an AMD target like 'gfx1100', 'gfx90a' or 'gfx11-generic'"),
     "kernel_target": Scalar("a kernel target like 'sm_90a', 'compute_90' or 'gfx1100'",
-                            lambda v: isinstance(v, str) and any(fullmatch(rx, v) for rx in (SM_RE, PTX_RE, GFX_RE))),
+                            lambda v: isinstance(v, str) and any(fullmatch(rx, v) for rx in (SM_RE, PTX_RE, GFX_RE)),
+                            json={"type": "string", "pattern": f"^(?:{SM_RE}|{PTX_RE}|{GFX_RE})$"}),
     "gpu_arch": pattern(GPU_ARCH_RE, "a GPU arch like 'sm_89', 'sm_90a', 'gfx1100', 'xpu-…' or 'apple-…'"),
     "compute_capability": pattern(r"\d+\.\d+", "a compute capability like '8.6'"),
     "capability": Scalar("[major, minor]: two integers such as [8, 9]", lambda v: isinstance(v, list) and len(v) == 2
-                         and all(_int(x) and 0 <= x < 1000 for x in v)),
+                         and all(_int(x) and 0 <= x < 1000 for x in v),
+                         json={"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 999},
+                               "minItems": 2, "maxItems": 2}),
     "os": one_of(*OSES),
     "cpu_arch": one_of(*CPU_ARCHES),
     "vendor": one_of(*VENDORS),
@@ -284,10 +296,12 @@ TYPES: Dict[str, Scalar] = {
     "http_url": pattern(r"https?://\S+", "an http(s) URL", 2048),
     "timestamp": pattern(TIMESTAMP_RE, "a UTC time like '2025-07-09T14:13:16Z'"),
     "wheel_ref": pattern(WHEEL_REF_RE, "'name.whl#sha256=<64 hex>'", 1000),
-    "regex": Scalar("a valid regular expression", _regex),
+    "regex": Scalar("a valid regular expression", _regex, json=_STR),
     "source": Scalar("a source: an https:// URL, owner/repo:path[@commit], owner/repo#N, pypi:name==version, "
-                     "wheel:file.whl or derived:… (see matrices/README.md)", _source),
-    "as_str": Scalar("a value", lambda v: isinstance(v, (str, int, float, bool)), str),
+                     "wheel:file.whl or derived:… (see matrices/README.md)", _source,
+                     json={"type": "string", "pattern": "^(?:" + "|".join(SOURCE_FORMS) + ")$"}),
+    "as_str": Scalar("a value", lambda v: isinstance(v, (str, int, float, bool)), str,
+                     json={"type": ["string", "integer", "number", "boolean"]}),
 }
 
 
@@ -467,3 +481,58 @@ def plain(max_len: int = 1000, depth: int = 8) -> Scalar:
 
     return Scalar(f"plain data (printable one-line strings of at most {max_len} characters, "
                   f"nested at most {depth} deep)", ok)
+
+
+# -- the same specs as JSON Schema ---------------------------------------------------------------
+def json_schema(spec: Any, title: str = "") -> Dict[str, Any]:
+    """A JSON Schema (draft 2020-12) of ``spec``, for editors and other tools: it accepts everything
+    :func:`check` accepts and refuses what a JSON Schema can say (types, required keys, unknown keys,
+    enums, patterns, sizes). Cross-field rules and tests without a JSON form (a PEP 440 version, a
+    regular expression that compiles, printable text) stay envcheck's own; ``null`` is allowed where
+    a table treats it as absent."""
+    out = _json(spec)
+    if title:
+        out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title, **out}
+    return out
+
+
+def _or_null(js: Dict[str, Any]) -> Dict[str, Any]:
+    return {"anyOf": [js, {"type": "null"}]} if js else js
+
+
+def _json(spec: Any) -> Dict[str, Any]:
+    if isinstance(spec, str):
+        spec = TYPES[spec]
+    if isinstance(spec, Scalar):
+        return dict(spec.json or {})
+    if isinstance(spec, Required):
+        return _json(spec.spec)
+    if isinstance(spec, dict):
+        spec = Table(spec, unknown="allow")
+    if isinstance(spec, Table):
+        props = {k: _json(v) if isinstance(v, Required) else _or_null(_json(v)) for k, v in spec.fields.items()}
+        out: Dict[str, Any] = {"type": "object", "properties": props}
+        if spec.required():
+            out["required"] = list(spec.required())
+        if spec.unknown == "error":
+            out["additionalProperties"] = False
+        elif spec.extra != "any" and spec.unknown == "allow":
+            out["additionalProperties"] = _or_null(_json(spec.extra))
+        return out
+    assert isinstance(spec, _Of), spec
+    if spec.kind == "nullable":
+        return _or_null(_json(spec.spec))
+    if spec.kind == "enum":
+        return {"enum": list(spec.values)}
+    item = _json(spec.spec)
+    if spec.kind == "one_or_list":
+        return {"anyOf": [item, {"type": "array", "items": item}]}
+    if spec.kind == "list":
+        out = {"type": "array", "items": item}
+        if spec.max_items:
+            out["maxItems"] = spec.max_items
+        return out
+    out = {"type": "object", "additionalProperties": item}
+    if spec.keys is not None:
+        out["propertyNames"] = _json(spec.keys)
+    return out

@@ -25,7 +25,8 @@ from envcheck.schema import Scalar, Table, check, list_of, req
 #: leniently — a report from a newer envcheck still merges.
 _CHECKS = list_of(Table({"name": "str", "status": "str"}, unknown="allow"))
 NODE_REPORT = Table({
-    "host": req(Table({"id": req(Scalar("a node name", lambda v: isinstance(v, str) and v != "")),
+    "host": req(Table({"id": req(Scalar("a node name", lambda v: isinstance(v, str) and v != "",
+                                                json={"type": "string", "minLength": 1})),
                        "rank": "int", "world_size": "int"}, unknown="allow", what="{id: node name}")),
     "checks": req(_CHECKS), "facts": {},
 }, unknown="allow")

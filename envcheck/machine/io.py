@@ -42,7 +42,8 @@ SCHEMA = 1
 
 
 _GPU_NAME = Scalar(f"a GPU name (printable text on one line, 1 to {NAME_MAX} characters)",
-                   lambda v: isinstance(v, str) and v != "" and text(NAME_MAX).test(v) is True)
+                   lambda v: isinstance(v, str) and v != "" and text(NAME_MAX).test(v) is True,
+                   json={"type": "string", "minLength": 1, "maxLength": NAME_MAX})
 _NOTES = map_of(text(1000), keys=text(64, "a field name (at most 64 characters)"))
 
 #: ``[[machine.gpus]]`` (:class:`GpuDevice`); the same arch type as the matrix's ``[[gpu]]`` rows.

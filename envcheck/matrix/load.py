@@ -63,7 +63,9 @@ def _by_platform(spec: Any) -> Any:
 
 _WHEEL_TAG = Scalar("a wheel tag or a table of them per platform",
                     lambda v: isinstance(v, str) or (isinstance(v, dict) and all(
-                        k in m.PLATFORMS and isinstance(x, str) for k, x in v.items())))
+                        k in m.PLATFORMS and isinstance(x, str) for k, x in v.items())),
+                    json={"anyOf": [{"type": "string"}, {"type": "object", "propertyNames": {"enum": list(m.PLATFORMS)},
+                                                         "additionalProperties": {"type": "string"}}]})
 
 
 def _row(fields: Dict[str, Any], rule: Any = None) -> Table:

@@ -351,3 +351,90 @@ def test_node_report_spec_agrees_with_its_json_schema():
     assert set(host.required()) == set(doc["properties"]["host"]["required"])
     json_type = {key: doc["properties"]["host"]["properties"][key]["type"] for key in host.fields}
     assert json_type == {key: "integer" if spec == "int" else "string" for key, spec in host.fields.items()}
+
+
+# -- the same specs as JSON Schema (schema.json_schema) ---------------------------------------------
+def _locks_written_by_plan():
+    """Every envcheck.lock.toml the render goldens hold (real `plan --format all` output)."""
+    from envcheck.matrix.load import tomllib
+
+    for f in sorted((ROOT / "tests" / "golden" / "render").glob("*.txt")):
+        parts = f.read_text().split("==> ")
+        for part in parts:
+            if part.startswith("envcheck.lock.toml <==\n"):
+                yield f.stem, tomllib.loads(part.split("\n", 1)[1])
+
+
+def _kinds():
+    from envcheck.fleet.merge import NODE_REPORT
+    from envcheck.lock import LOCK
+    from envcheck.verify.facts import FACTS
+
+    return {"machine": MACHINE, "lock": LOCK, "facts": FACTS, "node-report": NODE_REPORT}
+
+
+def test_each_file_kind_has_a_valid_json_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    from envcheck.matrix.load import SPECS
+
+    for name, spec in {**_kinds(), **{c.__name__: s for c, s in SPECS.items()}}.items():
+        jsonschema.Draft202012Validator.check_schema(schema.json_schema(spec, title=name))
+
+
+def test_what_envcheck_accepts_the_json_schema_accepts():
+    """Real documents — every shipped matrix row, every lock the render goldens hold (and its
+    machine), the verify fact cases — pass envcheck's check and the derived JSON Schema alike."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from envcheck.matrix.load import tomllib
+
+    from envcheck.lock import LOCK
+    from envcheck.matrix.load import SPECS, TABLES
+    from envcheck.verify.facts import FACTS
+
+    seen = 0
+    for f in sorted((ROOT / "matrices").glob("*.toml")):
+        tables = next((t for rx, t in TABLES if rx.fullmatch(f.name)), {})
+        data = tomllib.loads(f.read_text())
+        for tname, cls in tables.items():
+            validator = jsonschema.Draft202012Validator(schema.json_schema(SPECS[cls]))
+            for row in data.get(tname, []):
+                assert schema.check(row, SPECS[cls]) is None
+                validator.validate(row)
+                seen += 1
+    locks = list(_locks_written_by_plan())
+    assert len(locks) >= 5
+    for _name, lock in locks:
+        assert schema.check(lock, LOCK) is None and schema.check(lock["machine"], MACHINE) is None
+        jsonschema.validate(lock, schema.json_schema(LOCK))
+        jsonschema.validate(lock["machine"], schema.json_schema(MACHINE))
+    for f in sorted((ROOT / "tests" / "fixtures" / "verify" / "cases").glob("*.json")):
+        doc = json.loads(f.read_text())
+        assert schema.check(doc, FACTS) is None
+        jsonschema.validate(doc, schema.json_schema(FACTS))
+    assert seen > 1000
+
+
+@pytest.mark.parametrize("kind, edit", [
+    ("machine", _set("os")("beos")),
+    ("machine", _set("gpus")([{"vendor": "nvidia", "name": "x", "arch": "sm_9"}])),
+    ("machine", _set("gpus")([{"vendor": "nvidia", "arch": "sm_90"}])),
+    ("machine", _set("gpu")([])),
+    ("machine", _set("python")("3.12.1")),
+    ("lock", _set("expect", "arch_list")(["sm90"])),
+    ("lock", _set("expect", "cudnn_version")("9.1")),
+    ("lock", lambda d: d.pop("build")),
+    ("facts", _set("runs", "matmul")({"outcome": "maybe"})),
+    ("facts", _set("runs", "warp")({"outcome": "ok"})),
+    ("facts", _set("python")({"bits": 48})),
+])
+def test_what_the_json_schema_refuses_envcheck_refuses(kind, edit):
+    """Type, required, unknown-key, enum and pattern misfits: refused by both."""
+    jsonschema = pytest.importorskip("jsonschema")
+    base = {"machine": MACHINE_DOC, "lock": LOCK_DOC, "facts": FACTS_DOC}[kind]
+    doc = copy.deepcopy(base)
+    edit(doc)
+    spec = _kinds()[kind]
+    assert schema.check(doc, spec) is not None
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema.json_schema(spec))
+    jsonschema.validate(base, schema.json_schema(spec))  # the base passes: the edit is what fails
