@@ -109,21 +109,18 @@ def _add_status(msub: Any) -> None:
 
 
 def run_update_cmd(args: argparse.Namespace) -> int:
-    from envcheck.errors import UsageError, require_extra
+    from envcheck.app.matrix import UpdateRequest, update_index
+    from envcheck.errors import require_extra
 
-    require_extra("update")
-    from envcheck.update.client import IndexClient
+    require_extra("update")  # before envcheck.update (its progress display) imports requests
     from envcheck.update.report import RichProgress, print_update
-    from envcheck.update.update import DEFAULT_INDEX, run_update
 
-    if args.timeout <= 0 or args.retries < 0:
-        raise UsageError("--timeout must be > 0 and --retries >= 0")
-    with IndexClient(timeout=args.timeout, retries=args.retries) as client, RichProgress() as progress:
-        result = run_update(
-            index=args.index or DEFAULT_INDEX, packages=args.packages.split(","), matrices=args.matrices,
-            data_dir=args.data_dir, channel=args.channel, variants=args.variants.split(",") if args.variants else None,
-            dry_run=args.dry_run, client=client, progress=progress,
-        )
+    request = UpdateRequest(index=args.index, packages=args.packages.split(","), matrices=args.matrices,
+                            data_dir=args.data_dir, channel=args.channel,
+                            variants=args.variants.split(",") if args.variants else None, dry_run=args.dry_run,
+                            timeout=args.timeout, retries=args.retries)
+    with RichProgress() as progress:
+        result = update_index(request, progress)
     if args.json:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -133,11 +130,10 @@ def run_update_cmd(args: argparse.Namespace) -> int:
 
 
 def run_status_cmd(args: argparse.Namespace) -> int:
-    from envcheck.matrix import load_matrix
+    from envcheck.app.matrix import index_status
     from envcheck.update.report import print_status
-    from envcheck.matrix.index.status import status
 
-    st = status(load_matrix(args.matrices))
+    st = index_status(args.matrices)
     if args.json:
         json.dump(st.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -147,26 +143,12 @@ def run_status_cmd(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from envcheck.matrix import load_matrix
-    from envcheck.resolve.types import Request
+    from envcheck.app.matrix import builds
 
-    mx = load_matrix(args.matrices)
-    spec = Request.parse_torch(args.torch) if args.torch else None
-    rows = []
-    for r in mx.releases:
-        if spec is not None and not spec.contains(r.version, prereleases=True):
-            continue
-        for b in mx.builds_for(r.version):
-            if args.variant and b.variant != args.variant:
-                continue
-            rows.append((r, b))
+    found = builds(args.matrices, args.torch, args.variant)
+    rows = found.rows
     if args.json:
-        json.dump([{
-            "torch": r.version, "variant": b.variant, "channel": b.channel, "platforms": list(b.platforms),
-            "python": list(b.python) if b.python else None, "cuda": b.cuda, "cudnn": b.cudnn, "nccl": b.nccl,
-            "sm": list(b.sm), "ptx": list(b.ptx), "rocm": b.rocm, "gfx": list(b.gfx),
-            "wheel_tag": dict(b.wheel_tag), "source": list(b.source), "confidence": b.confidence,
-        } for r, b in rows], sys.stdout, indent=2)
+        json.dump(found.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0 if rows else 1
     if not rows:
@@ -176,7 +158,7 @@ def run_show(args: argparse.Namespace) -> int:
 
     from envcheck.cli.output import console
 
-    t = Table(title=f"{len(rows)} builds ({mx.directory})")
+    t = Table(title=f"{len(rows)} builds ({found.matrix.directory})")
     for col in ("torch", "variant", "platforms", "toolkit", "cuDNN / NCCL", "kernels", "conf."):
         t.add_column(col, overflow="fold")
     for r, b in rows:
@@ -191,19 +173,15 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from envcheck.matrix import default_matrix_dir
-    from envcheck.matrix.validate import validate
+    from envcheck.app.matrix import validate_matrix
 
-    directory = args.matrices or default_matrix_dir()
-    problems = validate(directory)
-    errors = [p for p in problems if p.severity == "error"]
+    checked = validate_matrix(args.matrices)
     if args.json:
-        json.dump({"directory": str(directory), "ok": not errors,
-                   "problems": [{"file": p.file, "key": p.key, "message": p.message, "severity": p.severity}
-                                for p in problems]}, sys.stdout, indent=2)
+        json.dump(checked.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        for p in problems:
+        for p in checked.problems:
             sys.stdout.write(f"{p.severity}: {p}\n")
-        sys.stdout.write(f"{directory}: {len(errors)} error(s), {len(problems) - len(errors)} warning(s)\n")
-    return 1 if errors else 0
+        sys.stdout.write(f"{checked.directory}: {len(checked.errors)} error(s), "
+                         f"{len(checked.problems) - len(checked.errors)} warning(s)\n")
+    return checked.exit_code

@@ -160,7 +160,7 @@ def test_the_cli_rule_finds_a_command_importing_another():
 
 
 #: the use cases DESIGN.md "Layers" names, each a module of envcheck/app
-USE_CASES = {"plan", "verify", "explain", "probe", "docker", "fleet"}
+USE_CASES = {"plan", "verify", "explain", "probe", "docker", "fleet", "matrix"}
 #: names that mean "prints" or "reads the terminal" in a use case
 OUTPUT_NAMES = {"print", "input"}
 OUTPUT_ATTRS = {"stdout", "stderr", "stdin"}
@@ -200,7 +200,7 @@ def test_use_case_requests_and_results_are_frozen_dataclasses():
             if isinstance(node, ast.ClassDef):
                 seen.append(node.name)
                 assert _frozen_dataclass(node), f"{p.name}: {node.name}"
-    assert {"VerifyResult", "ExplainResult", "ProbeResult", "MergeResult", "CiResult"} <= set(seen)
+    assert {"VerifyResult", "ExplainResult", "ProbeResult", "MergeResult", "CiResult", "Validation"} <= set(seen)
 
 
 #: flags several commands take, each defined once, in cli/flags.py (``--config``/``--no-config``:
