@@ -8,7 +8,8 @@ The expected lists are written out literally from the sources, not computed like
 - unslothai/unsloth#9829 (2026-08-31) read PYTORCH_ROCM_ARCH of .ci/docker/manywheel/build.sh per release branch:
   release/2.7 and release/2.12 have no gfx1103 and none of gfx1031-gfx1036.
 - pytorch/pytorch#179653 "[ROCm] Add gfx1103 to wheel build arch list" (landed by 2026-04-17, per
-  pytorch/pytorch#179788) -> in the 2.13 branch (2.13.0 shipped 2026-07-08).
+  pytorch/pytorch#179788) -> after the 2.12 cut (13 Apr 2026), before the 2.13 cut (8 Jun 2026): branch cut dates
+  from the release cadence table of pytorch/pytorch RELEASE.md (2.14: 10 Aug 2026; 2.15: 5 Oct 2026).
 - 2.14 ships ROCm 7.2 + 7.14, a pair main built only between pytorch/pytorch#190276 (July 2026, rocm7.14 from
   TheRock wheels, "start with a common list and add as appropriate") and pytorch/pytorch#194919 (2026-08-26,
   [7.2, 7.14] -> [7.14, 10.0], "the gfx900/gfx906 additions ... are gone"); manywheel build.sh@027375bf in that
