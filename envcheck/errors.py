@@ -100,7 +100,8 @@ class IndexDataMissing(EnvcheckError):
 
 class MissingExtra(UsageError):
     """A command needs an optional dependency that is not installed. Exit code 2; the message names
-    the extra to install (``pip install 'envcheck[docker]'``)."""
+    what to install (:func:`envcheck.install_hint.extra_hint`: the packages the extra pulls, and this
+    envcheck's own source for every extra — never ``envcheck[...]``, a name PyPI gives another project)."""
 
 
 #: optional extra → (import name, what needs it); pyproject.toml [project.optional-dependencies]
@@ -124,4 +125,6 @@ def require_extra(extra: str) -> None:
     try:
         importlib.import_module(module)
     except ImportError:
-        raise MissingExtra(f"{feature} needs the '{extra}' extra: pip install 'envcheck[{extra}]'") from None
+        from envcheck.install_hint import extra_hint
+
+        raise MissingExtra(f"{feature} needs the '{extra}' extra: {extra_hint(extra)}") from None

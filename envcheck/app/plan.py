@@ -172,10 +172,12 @@ def newer_than_known(request: Request, matrix: Matrix) -> None:
             return False
 
     if any(newer(v) for v in later):
+        from envcheck.install_hint import update_hint
+
         day, what = data_date(matrix)
         raise UsageError(f"--torch {request.torch_text}: newer than any release envcheck knows (newest: "
                          f"{newest}; data of {day.isoformat() if day else '?'}, {what}) — update envcheck "
-                         "(`pip install -U envcheck`) or its index data (`envcheck matrix update`)")
+                         f"({update_hint()}) or its index data (`envcheck matrix update`)")
 
 
 def companions_left_out(values: Sequence[str]) -> List[str]:

@@ -64,7 +64,7 @@ def connect(timeout: float = API_TIMEOUT) -> Any:
 
     Raises:
         DockerError: no engine answers at :func:`engine_address`, or it is too old.
-        MissingExtra: the docker SDK is not installed (``pip install 'envcheck[docker]'``).
+        MissingExtra: the docker SDK is not installed (the message says what to install).
     """
     require_extra("docker")
     import docker

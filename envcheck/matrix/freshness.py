@@ -57,9 +57,11 @@ def staleness(matrix: Matrix, today: Optional[_dt.date] = None) -> Optional[str]
     age = ((today or _dt.datetime.now(_dt.timezone.utc).date()) - day).days
     if age <= STALE_DAYS:
         return None
+    from envcheck.install_hint import update_hint
+
     return (f"the matrix data is {age} days old (newest: {what}, {day.isoformat()}; newest torch known "
-            f"{newest_release(matrix)}): newer releases may exist — `pip install -U envcheck` or "
-            "`envcheck matrix update`")
+            f"{newest_release(matrix)}): newer releases may exist — update envcheck "
+            f"({update_hint()}) or `envcheck matrix update`")
 
 
 def version_line(matrix: Optional[Matrix] = None) -> str:
