@@ -11,6 +11,7 @@ a VCS URL or an archive).
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 from urllib.parse import unquote, urlparse
@@ -40,8 +41,10 @@ def _source_requirements() -> Optional[List[str]]:
     """``Requires-Dist``-like lines built from pyproject.toml beside the package (a source tree)."""
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     try:
-        from envcheck.matrix.load import tomllib
-
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - exercised on 3.9/3.10 only
+            import tomli as tomllib
         doc = tomllib.loads(pyproject.read_text(encoding="utf-8"))
         extras: Dict[str, List[str]] = doc["project"]["optional-dependencies"]
     except (OSError, ValueError, KeyError, TypeError):

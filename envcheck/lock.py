@@ -71,7 +71,7 @@ class Expect:
         cuda / cudnn / cudnn_version / nccl: of a CUDA build; ``hip``: of a ROCm build.
         arch_list: the kernel targets the build carries (``sm_*``/``compute_*`` or ``gfx*``).
         gpu_arch: the architectures of the GPUs the plan serves.
-        driver: ``{"vendor", "side", "full", "floor"}`` (written as ``driver_*`` keys).
+        driver: ``{"vendor", "side", "full", "floor", "last_branch"}`` (written as ``driver_*`` keys).
         post_install: the keys of the plan's post-install steps.
         mps: a macOS build that uses Metal.
     """

@@ -30,6 +30,10 @@ def driver_line(plan: Plan) -> str:
         return f"needs AMD Software: Adrenalin Edition ≥ {d['full']} on Windows (ROCm on WSL)"
     side = d.get("side", "linux").capitalize()
     full, floor = d.get("full"), d.get("floor")
+    if d.get("last_branch"):
+        last = d["last_branch"]
+        return (f"needs an NVIDIA {side} driver ≥ {floor} on the R{last} branch ({last}.xx, the last that "
+                f"drives this GPU): minor-version compatibility only (full support needs ≥ {full})")
     if not full:
         return (f"needs an NVIDIA {side} driver ≥ {floor} (the CUDA minor-version-compatibility floor; "
                 "NVIDIA lists no toolkit driver for it)")

@@ -256,7 +256,10 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
     if driver_only and not too_new:
         best = sorted(driver_only, key=lambda c: rank_key(c, release_index, machine))[0]
         full, floor = best.fit.driver_full, best.fit.driver_floor
-        if best.build.backend == "cuda" and full:
+        if best.build.backend == "cuda" and full and best.fit.driver_last_branch and floor:
+            out.append(f"use an R{best.fit.driver_last_branch} driver ≥ {floor} to use {name_of(best)} (minor-version "
+                       f"compatibility: the GPU is driven by no later branch)")
+        elif best.build.backend == "cuda" and full:
             extra = f" (≥ {floor} runs it under minor-version compatibility)" if floor and floor != full else ""
             out.append(f"upgrade the NVIDIA driver to ≥ {full} to use {name_of(best)}{extra}")
         elif best.fit.wsl_release:
@@ -341,7 +344,11 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
     if chosen.build.backend == "cuda" and not (m.nvidia_driver or m.cuda_driver_max):
         full, floor = chosen.fit.driver_full, chosen.fit.driver_floor
         side = "Windows" if ctx.windows_driver else "Linux"
-        if full:
+        if full and chosen.fit.driver_last_branch:
+            last = chosen.fit.driver_last_branch
+            out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {floor} on the R{last} "
+                       f"branch ({last}.xx); `nvidia-smi` shows yours (--driver to check it)")
+        elif full:
             out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {full}"
                        + (f" (≥ {floor} under minor-version compatibility)" if floor and floor != full else "")
                        + "; `nvidia-smi` shows yours (--driver to check it)")

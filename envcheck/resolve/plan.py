@@ -302,7 +302,8 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
     if b.backend == "cuda" and not b.tegra and (c.fit.driver_full or c.fit.driver_floor):
         full, floor = c.fit.driver_full, c.fit.driver_floor
         side = "windows" if (res.machine.os == "windows" or res.machine.wsl) else "linux"
-        driver = {k: v for k, v in (("vendor", "nvidia"), ("side", side), ("full", full), ("floor", floor)) if v}
+        driver = {k: v for k, v in (("vendor", "nvidia"), ("side", side), ("full", full), ("floor", floor),
+                                    ("last_branch", c.fit.driver_last_branch)) if v}
     rel = c.fit.wsl_release
     if rel is not None and rel.adrenalin_min:
         driver = {"vendor": "amd", "side": "windows", "full": rel.adrenalin_min}

@@ -124,7 +124,9 @@ def placeholders(plan: Plan, matrix: Matrix) -> Dict[str, str]:
     return {
         "python": plan.python or "3",
         "torch": plan.pins.get("torch", ""),
-        "driver_min": d.get("full") or d.get("floor") or "(the newest)",
+        "driver_min": (f"{d.get('floor')} on the R{d['last_branch']} branch (stay on {d['last_branch']}.xx: "
+                       "later branches no longer drive this GPU)" if d.get("last_branch")
+                       else d.get("full") or d.get("floor") or "(the newest)"),
         "rocm": b.rocm or "",
         "ubuntu": " or ".join(rel.ubuntu) if rel and rel.ubuntu else "",
         "pip_args": " ".join(([plan.index_option] if plan.index_option else []) + pins),

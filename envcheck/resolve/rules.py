@@ -308,18 +308,93 @@ def cuda_driver_floors(matrix: Matrix, cuda: str, windows: bool) -> Tuple[Option
     return full or None, floor or None
 
 
+def driver_branch(version: str) -> int:
+    """The driver branch a build belongs to: ``470`` for 470.256.02 and for Windows' 472.12
+    (a branch's Windows builds number past it; see the ``driver_last_branch`` notes in cuda.toml)."""
+    return (vkey(version).release[0] // 10) * 10
+
+
+@record(frozen=True)
+class GpuDriverBounds:
+    """What the GPUs themselves ask of an NVIDIA driver (matrices/cuda.toml ``[[arch]]``).
+
+    Attributes:
+        low: the lowest driver build known to drive every GPU (``driver_min_*``), or ``None``.
+        last_branch: the last driver branch that drives all of them (``driver_last_branch``: "470"
+            for Kepler, "580" for Maxwell/Pascal/Volta), or ``None`` while all are still supported.
+        who: the GPU the last branch comes from, for messages (``Tesla K80 (Kepler)``).
+    """
+
+    low: Optional[str] = None
+    last_branch: Optional[str] = None
+    who: str = ""
+
+
+def gpu_driver_bounds(matrix: Matrix, gpus: Sequence[GpuDevice], windows: bool) -> GpuDriverBounds:
+    """The driver range the NVIDIA GPUs in ``gpus`` allow (the highest floor, the lowest last branch)."""
+    low: Optional[str] = None
+    last: Optional[str] = None
+    who = ""
+    for g in gpus:
+        row = matrix.nv_arch(g.arch) if g.vendor == "nvidia" else None
+        if row is None:
+            continue
+        floor = row.driver_min_windows if windows else row.driver_min_linux
+        if floor and (low is None or vkey(floor) > vkey(low)):
+            low = floor
+        if row.driver_last_branch and (last is None or int(row.driver_last_branch) < int(last)):
+            last = row.driver_last_branch
+            who = f"{g.name[:-1]}, {row.family})" if g.name.endswith(")") else f"{g.name} ({row.family})"
+    return GpuDriverBounds(low=low, last_branch=last, who=who)
+
+
+def driver_range(matrix: Matrix, cuda: str, windows: bool,
+                 gpus: Sequence[GpuDevice] = ()) -> Tuple[Optional[str], Optional[str], GpuDriverBounds]:
+    """(full-support driver, minor-version-compatibility floor, the GPUs' bounds) for a CUDA build on
+    these GPUs: each floor is the higher of the CUDA one and the GPUs' (a 525 driver runs CUDA 12.8
+    under minor-version compatibility, but drives no Blackwell GPU). One rule for plan, verify, explain."""
+    full, floor = cuda_driver_floors(matrix, cuda, windows)
+    bounds = gpu_driver_bounds(matrix, gpus, windows)
+    if bounds.low:
+        if full and vkey(full) < vkey(bounds.low):
+            full = bounds.low
+        if floor and vkey(floor) < vkey(bounds.low):
+            floor = bounds.low
+    return full, floor, bounds
+
+
 def check_driver(c: Candidate, ctx: Context) -> None:
-    """NVIDIA driver vs the CUDA the build was made with; records ``fit.driver``."""
+    """NVIDIA driver vs the CUDA the build was made with and the GPUs it must drive; records
+    ``fit.driver``, the floors, and the last driver branch when the GPUs' caps the range."""
     b = c.build
     m = ctx.machine
     if b.backend != "cuda" or not b.cuda or b.tegra:
         return  # JetPack builds use the driver JetPack (L4T) ships with them
-    full, floor = driver_floors(c, ctx)
+    full, floor, bounds = driver_range(ctx.matrix, b.cuda, ctx.windows_driver,
+                                       [g for g in ctx.served_gpus if g.vendor == "nvidia"])
     c.note(driver_full=full, driver_floor=floor)
     cuda_mm = ".".join(b.cuda.split(".")[:2])
     major = b.cuda.split(".")[0]
     drv = m.nvidia_driver
     side = "Windows" if ctx.windows_driver else "Linux"
+    last = bounds.last_branch
+    if last and (full or floor) and driver_branch(full or floor or "0") > int(last):
+        # full support needs a driver past the GPU's last branch: only minor-version compatibility
+        # (a floor on that branch) can run this build — or nothing can
+        c.note(driver_last_branch=last)
+        if floor and full and driver_branch(floor) <= int(last):
+            if drv is None and not m.cuda_driver_max:
+                c.note(driver="minor")
+                c.add("driver", f"the {bounds.who} is driven only up to the R{last} driver branch: stay on "
+                                f"{last}.xx (≥ {floor}) — {name_of(c)} then runs under CUDA {major}.x "
+                                f"minor-version compatibility (limited features, no PTX JIT); full support "
+                                f"needs ≥ {full}, past that branch", "warning")
+                return
+        else:
+            c.note(driver="fail")
+            c.add("driver", f"{name_of(c)} needs an NVIDIA {side} driver ≥ {floor or full} (CUDA {cuda_mm}), "
+                            f"but the {bounds.who} is driven only up to the R{last} driver branch")
+            return
     if drv is None and m.cuda_driver_max:
         mx = vkey(m.cuda_driver_max)
         if vkey(cuda_mm) <= mx:
@@ -337,6 +412,12 @@ def check_driver(c: Candidate, ctx: Context) -> None:
     if drv is None:
         c.note(driver="unknown")
         return
+    if bounds.low and vkey(drv) < vkey(bounds.low):
+        # the driver cannot drive the GPU at all (check_gpus says so); measure it against CUDA's own floors
+        full, floor = cuda_driver_floors(ctx.matrix, b.cuda, ctx.windows_driver)
+        if (floor and vkey(drv) >= vkey(floor)) or (not floor and full and vkey(drv) >= vkey(full)):
+            c.note(driver="fail")
+            return
     if full is None and floor and vkey(drv) >= vkey(floor):
         c.note(driver="full")  # NVIDIA lists no toolkit driver here (Windows, CUDA ≥ 13.0)
         return

@@ -136,7 +136,10 @@ class Fit:
         driver: NVIDIA driver vs the build's CUDA: ``full``, ``minor`` (minor-version
             compatibility), ``unknown`` (no driver given), ``fail``; ``None`` = not a CUDA build.
         driver_full, driver_floor: the toolkit driver (full support) and the minor-version
-            compatibility floor for this build's CUDA on the machine's driver side.
+            compatibility floor for this build's CUDA on the machine's driver side, each raised to
+            the lowest driver that drives the GPUs.
+        driver_last_branch: set when full support needs a driver past the last branch a GPU is
+            driven by (Kepler: "470"): the build runs only under minor-version compatibility.
         python_new: the candidate's Python is new in this release (the previous one lacked it).
         glibc_floor: the glibc the wheel's manylinux tag needs (Linux).
         macos_floor: the macOS the wheel's tag needs (macOS).
@@ -154,6 +157,7 @@ class Fit:
     driver: Optional[str] = None
     driver_full: Optional[str] = None
     driver_floor: Optional[str] = None
+    driver_last_branch: Optional[str] = None
     python_new: bool = False
     glibc_floor: Optional[str] = None
     macos_floor: Optional[str] = None

@@ -163,9 +163,14 @@ class Context:
         return next((b for b in rows if plat in b.platforms), rows[0] if rows else None)
 
     def driver_floors(self, cuda: str) -> Tuple[Optional[str], Optional[str]]:
-        from envcheck.resolve.rules import cuda_driver_floors
+        """(full support, minor-version-compatibility floor) for CUDA ``cuda`` on this machine's
+        NVIDIA GPUs — the resolver's rule (:func:`envcheck.resolve.rules.driver_range`): each floor
+        is at least the lowest driver that drives the GPUs."""
+        from envcheck.resolve.rules import driver_range
 
-        return cuda_driver_floors(self.matrix, cuda, self.windows_driver)
+        full, floor, _ = driver_range(self.matrix, cuda, self.windows_driver,
+                                      [g for g in self.gpus() if g.vendor == "nvidia"])
+        return full, floor
 
     # -- the resolver, for fixes ----------------------------------------------------------------
     def target_machine(self, gpus: Optional[List[GpuDevice]] = None, **overrides: Any) -> Machine:

@@ -198,6 +198,11 @@ def platform_hints(text: str) -> Dict[str, str]:
     m = re.search(r"\b(gfx[0-9a-f]{3,5})\b", text)
     if m:
         hints["gpu_arch"] = m.group(1)
+    # torch's own warning lists the build's arch list (torch/cuda/__init__.py): "The current PyTorch
+    # install supports CUDA capabilities sm_50 sm_60 … compute_37."
+    m = re.search(r"supports CUDA capabilities((?:[ \t]+(?:sm|compute)_\d{2,3}[af]?){1,40})", text)
+    if m:
+        hints["arch_list"] = " ".join(m.group(1).split())
     return hints
 
 
@@ -261,6 +266,9 @@ def arch_list(ctx: Context) -> str:
     arch = ctx.facts.build.get("arch_list")
     if arch:
         return short_list(arch, 14)
+    said = ctx.hints.get("arch_list")
+    if said:
+        return short_list(said.split(), 14) + " (as the message says)"
     row = ctx.build_row()
     if row is not None and (row.sm or row.gfx):
         return short_list(list(row.sm) + list(row.ptx) + list(row.gfx), 14) + " (matrix)"
@@ -358,10 +366,19 @@ def arch_fix(ctx: Context) -> str:
     if all(g.vendor == "nvidia" for g in gpus) and not ctx.nvidia_driver and not ctx.cuda_driver_max:
         need = driver_table(ctx, res)
     elif drv.get("vendor") == "nvidia" and (drv.get("floor") or drv.get("full")):
-        have = f"; this driver ({ctx.nvidia_driver}) is enough" if ctx.nvidia_driver else ""
-        need = (f" It needs an NVIDIA driver ≥ {drv.get('full') or drv.get('floor')}"
-                + (f" (≥ {drv['floor']} under minor-version compatibility)" if drv.get("full") and drv.get("floor")
-                   and drv["floor"] != drv["full"] else "") + f"{have}.")
+        full, floor = drv.get("full"), drv.get("floor")
+        have = ""
+        if ctx.nvidia_driver:
+            if not full or vkey(ctx.nvidia_driver) >= vkey(full):
+                have = f"; this driver ({ctx.nvidia_driver}) is enough"
+            else:  # the plan accepted it: at or above the floor, under minor-version compatibility only
+                have = (f"; this driver ({ctx.nvidia_driver}) is enough only under minor-version compatibility "
+                        f"(limited features, no PTX JIT; full support from {full})")
+        if drv.get("last_branch"):
+            need = (f" It needs an NVIDIA driver ≥ {floor} on the R{drv['last_branch']} branch (the last that drives "
+                    f"this GPU), under minor-version compatibility{have}.")
+        else:
+            need = f" It needs an NVIDIA driver {_driver_need(full, floor)}{have}."
     return (f"Install the build `envcheck plan` picks for this machine, which carries {names}: "
             f"{ctx.install_command(plan)} ({plan.title}).{need}{tail}")
 

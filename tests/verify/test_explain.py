@@ -103,3 +103,25 @@ def test_glibc_error_from_an_older_machine_plans_for_that_machine(cli):
     assert r.code == 0, r.err
     if "which is new enough" in r.out:  # this machine's glibc ≥ 2.28 (true here: Debian 12)
         assert "glibc ≤ 2.27" in r.out and "older than 2.28" in r.out
+
+
+def test_the_arch_list_in_the_message_is_a_fact(cli):
+    """newcomer M5: torch's full warning names the build's arch list; explain must use it, not call
+    it unknown. Text from pytorch/pytorch#45028 (GeForce RTX 3080, torch 1.6 cu102)."""
+    text = ("GeForce RTX 3080 with CUDA capability sm_86 is not compatible with the current PyTorch installation.\n"
+            "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_61 sm_70 sm_75 compute_37.\n")
+    r = cli(["explain", "--json", "--no-probe", text])
+    (f,) = [f for f in r.json()["findings"] if f["rule"] == "arch-not-compatible"]
+    assert "unknown here" not in f["cause"]
+    assert "sm_37, sm_50, sm_60, sm_61, sm_70, sm_75, compute_37" in f["cause"], f["cause"]
+
+
+def test_a_driver_below_full_support_is_enough_only_under_minor_version_compat(cli):
+    """newcomer M6: for an RTX 5090 (sm_120) and driver 570.86.10 the picked build needs ≥ 570.124.06 for
+    full support (CUDA 12.8 Update 1's toolkit driver); 570.86.10 runs it only under minor-version
+    compatibility, and no floor below R570 may be shown (a 525 driver drives no Blackwell GPU)."""
+    text = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."
+    r = cli(["explain", "--json", "--no-probe", "--driver", "570.86.10", text])
+    (f,) = [f for f in r.json()["findings"] if f["rule"] == "arch-not-compatible"]
+    assert "525.60.13" not in f["fix"], f["fix"]
+    assert "is enough only under minor-version compatibility" in f["fix"], f["fix"]
