@@ -246,7 +246,7 @@ class _Judge:
     def check_environment(self) -> Check:
         """Wheels of two CUDA majors, CUDA libraries loaded from outside the wheels that provide
         them, a small /dev/shm in a container — each named with the family it causes."""
-        from envcheck.verify.evidence import limit, mixed_majors, shadowing, shm_mib, shm_small
+        from envcheck.verify.evidence import host_warnings, limit, mixed_majors, shadowing, shm_mib, shm_small
         from envcheck.verify.rules import HELPERS
 
         f = self.facts
@@ -278,14 +278,17 @@ class _Judge:
                          fix=fix, rule=problems[0][1])
         plat = self.facts.section("platform")
         mib = shm_mib(self.facts)
+        warns = host_warnings(self.facts)
         if shm_small(self.facts, self.ctx.matrix) and plat.get("container"):
             runtime = plat.get("container_runtime") or "a container"
-            return Check("environment", "warn",
-                         detail=f"/dev/shm is {mib} MiB in {runtime}, under {limit(self.ctx.matrix, 'shm_small_mib'):g} "
-                                "MiB (diagnoses.toml limit shm_small_mib): NCCL's shared-memory transport and "
-                                f"DataLoader workers need far more (Docker's default is 64 MB) ({summary})",
-                         fix="Start the container with `--shm-size=16g` (or `--ipc=host`); in Kubernetes mount an "
-                             "emptyDir with medium: Memory on /dev/shm.", rule="nccl-shm")
+            warns.append((f"/dev/shm is {mib} MiB in {runtime}, under {limit(self.ctx.matrix, 'shm_small_mib'):g} "
+                          "MiB (diagnoses.toml limit shm_small_mib): NCCL's shared-memory transport and "
+                          "DataLoader workers need far more (Docker's default is 64 MB)",
+                          "Start the container with `--shm-size=16g` (or `--ipc=host`); in Kubernetes mount an "
+                          "emptyDir with medium: Memory on /dev/shm.", "nccl-shm"))
+        if warns:
+            return Check("environment", "warn", detail="; ".join(d for d, _, _ in warns) + f" ({summary})",
+                         fix=" ".join(f for _, f, _ in warns), rule=warns[0][2])
         return Check("environment", "pass", detail=summary)
 
     def check_arch_compat(self) -> Check:

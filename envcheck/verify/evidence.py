@@ -148,3 +148,40 @@ def ld_path_suspects(facts: Facts) -> List[str]:
     a second copy of a wheel's library is found first when the loaded libraries are not known."""
     raw = facts.section("env").get("LD_LIBRARY_PATH") or ""
     return [e for e in dict.fromkeys(raw.split(":")) if e and not _in_site(e)]
+
+
+#: The Visual C++ 2015-2022 runtime DLLs torch's Windows wheels load (the collector looks for these and
+#: libomp140 in System32; libomp140 is only fbgemm.dll's, so its absence alone is not a finding).
+VCRUNTIME_CORE = ("vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll")
+
+
+def vcruntime_missing(facts: Facts) -> List[str]:
+    """The core VC++ runtime DLLs a Windows collector did not find (``[]`` elsewhere or when unknown)."""
+    plat = facts.section("platform")
+    have = plat.get("vcruntime")
+    if plat.get("os") != "windows" or not isinstance(have, list):
+        return []
+    got = {str(h).lower() for h in have}
+    return [d for d in VCRUNTIME_CORE if d not in got]
+
+
+def host_warnings(facts: Facts) -> List[Tuple[str, str, str]]:
+    """``(detail, fix, family)`` for what the host rules out: WSL 1, a macOS VM with MPS, missing VC++ DLLs."""
+    plat = facts.section("platform")
+    out = []
+    if plat.get("wsl") and plat.get("wsl_version") == 1:
+        out.append(("this Linux runs under WSL 1 (kernel " + str(plat.get("release") or "?") + "): it has no GPU access",
+                    "Convert the distribution to WSL 2 — in Windows: `wsl --set-version <distro> 2` (`wsl -l -v` lists "
+                    "them) — then install the GPU build `envcheck plan` picks.", "no-nvidia-driver"))
+    if plat.get("os") == "macos" and plat.get("vm") is True:
+        b = facts.build
+        mps = " and torch reports MPS available" if b.get("mps_available") else ""
+        out.append((f"this macOS runs in a virtual machine (kern.hv_vmm_present = 1){mps}: there is no Metal GPU "
+                    "behind MPS", "Run GPU work on a physical Mac (or a self-hosted runner); in a hosted macOS runner, "
+                    "test on the CPU — skip MPS when `sysctl -n kern.hv_vmm_present` prints 1.", "mps-oom-vm"))
+    missing = vcruntime_missing(facts)
+    if missing:
+        out.append((f"the Visual C++ runtime is incomplete: {', '.join(missing)} not in System32",
+                    "Install the latest Microsoft Visual C++ Redistributable (x64), "
+                    "https://aka.ms/vs/17/release/vc_redist.x64.exe, and open a new terminal.", "windows-dll-missing"))
+    return out

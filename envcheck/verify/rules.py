@@ -930,12 +930,30 @@ def dll_desc(ctx: Context) -> str:
 
 @helper
 def vcrt_desc(ctx: Context) -> str:
+    from envcheck.verify.evidence import vcruntime_missing
+
     have = ctx.facts.section("platform").get("vcruntime")
+    missing = vcruntime_missing(ctx.facts)
+    if missing:
+        found = f" (found: {', '.join(have)})" if have else ""
+        return f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing from System32 on this machine{found}."
     if isinstance(have, list):
-        if have:
-            return f"this machine has {', '.join(have)}, so a missing dependency of torch's own DLLs is more likely."
-        return "none of the VC++ runtime DLLs was found in System32 on this machine."
+        return f"this machine has {', '.join(have)}, so a missing dependency of torch's own DLLs is more likely."
     return "a fresh Windows or a minimal Python install often lacks them."
+
+
+@helper
+def host_desc(ctx: Context) -> str:
+    """What the host itself rules out: WSL 1 (no GPU at all), a macOS virtual machine (no Metal GPU
+    for MPS) — from the collector's platform facts."""
+    plat = ctx.facts.section("platform")
+    if plat.get("wsl") and plat.get("wsl_version") == 1:
+        return (" This Linux runs under WSL 1, which has no GPU access at all: GPU compute (CUDA, ROCm) needs WSL 2"
+                " (`wsl --set-version <distro> 2` in Windows).")
+    if plat.get("os") == "macos" and plat.get("vm") is True:
+        return (" This macOS runs in a virtual machine (kern.hv_vmm_present = 1): Apple's Virtualization framework gives"
+                " it no Metal GPU for MPS, although torch.backends.mps.is_available() may say True (hosted CI runners).")
+    return ""
 
 
 @helper
