@@ -444,8 +444,11 @@ def driver_fix(ctx: Context) -> str:
         else:  # the GPU is not known here: plan's answer for a CUDA build on this driver
             plan, _ = ctx.plan(backend="cuda")
         if plan is not None:
+            unknown = "" if any(g.vendor == "nvidia" for g in ctx.gpus()) else (
+                " — the GPU is not known here, so whether it carries the GPU's arch is not checked: "
+                "`--gpu \"<your GPU>\"` checks it")
             parts.append(f"or install a build this driver runs (CUDA ≤ {drv_cuda}, or the same major under "
-                         f"minor-version compatibility): {ctx.install_command(plan)}")
+                         f"minor-version compatibility): {ctx.install_command(plan)}{unknown}")
         else:
             parts.append(f"no CUDA build on record runs on a driver limited to CUDA {drv_cuda}")
     return ", ".join(parts) + "."
@@ -742,10 +745,19 @@ def cuda_build_fix(ctx: Context) -> str:
                 "(`torch.backends.mps.is_available()`) instead of \"cuda\"; the macOS wheels on PyPI have MPS built in.")
     if vendors and vendors <= {"intel"}:
         return xpu_build_fix(ctx)
-    if gpus:
+    if not gpus:
+        # no GPU known: plan's answer for this machine is a CPU build, and which GPU build fits depends on
+        # the GPU (CUDA 13 builds carry no sm_50-sm_70 code): say so and ask for it, never guess a CUDA build
         plan, _ = ctx.plan()
-    else:  # the GPU is not known here: plan's answer for a GPU build of this vendor
-        plan, _ = ctx.plan(backend="cuda")
+        seen = ctx.machine is not None or bool(ctx.facts.section("runs") or ctx.facts.data.get("machine"))
+        known = ("envcheck sees no NVIDIA, AMD or Intel GPU on this machine" if seen
+                 else "no GPU is known here (nothing was probed)")
+        picks = (f", so `envcheck plan` picks the CPU build {plan.title} for it" if plan is not None
+                 and plan.build.backend == "cpu" else "")
+        return (f"Which GPU build fits depends on the GPU, and {known}{picks}. Name the GPU to get plan's "
+                f"build for it and its driver: `envcheck explain --gpu \"<your GPU>\" …` or "
+                f"`envcheck plan --gpu \"<your GPU>\"`.")
+    plan, _ = ctx.plan()
     if plan is not None and plan.build.backend in ("cuda", "rocm", "xpu", "mps"):
         keep = ""
         if torch and ctx.release(torch) and plan.release.version != torch:

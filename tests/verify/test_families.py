@@ -157,3 +157,27 @@ def test_readme_family_table_lists_every_family(matrix):
         if r.id != "distributed-hang":
             assert f"| `{r.id}` |" in readme, r.id
     json.dumps(readme[:1])  # the README is text
+
+
+@pytest.mark.subprocess  # the this-machine case probes (nvidia-smi, docker info…)
+@pytest.mark.parametrize("flags", [["--no-probe"], []], ids=["nothing-probed", "this-machine"])
+def test_no_gpu_known_means_no_cuda_build_and_a_request_for_gpu(cli, flags):
+    """newcomer H5: on a machine where no GPU is known, "Torch not compiled with CUDA enabled" got a
+    cu130 build called "the build `envcheck plan` picks for this machine" (plan picks +cpu there), and
+    cu130 carries no sm_50-sm_70 code (CUDA 13.0 dropped them), the GPUs many who hit this message own
+    (pytorch/pytorch#122924 is such a report). The fix must be plan's own answer, and ask for --gpu."""
+    r = cli(["explain", "--json", *flags, "AssertionError: Torch not compiled with CUDA enabled"])
+    (f,) = r.json()["findings"]
+    if not flags and "+cpu" not in f["fix"]:
+        pytest.skip("this machine has a GPU")
+    assert "download.pytorch.org/whl/cu" not in f["fix"] and "+cu" not in f["fix"], f["fix"]
+    assert "--gpu" in f["fix"]
+    if not flags:  # plan's own answer for this machine is the one named
+        plan = cli(["plan", "--json"])
+        assert plan.json()["chosen"]["torch"] in f["fix"], (plan.json()["chosen"], f["fix"])
+
+
+def test_a_gpu_given_gets_plans_gpu_build(cli):
+    r = explain(cli, "AssertionError: Torch not compiled with CUDA enabled", "--gpu", "GTX 1080")
+    (f,) = r.json()["findings"]
+    assert "+cu126" in f["fix"], f["fix"]  # CUDA 13 builds carry no sm_61
