@@ -140,13 +140,16 @@ def fleet_diff(a: str, b: str) -> DiffResult:
 
 def slurm_job(options: SlurmOptions, prolog: bool = False) -> str:
     """The sbatch script that runs ``verify --report`` on every node and merges (``prolog``: a
-    quick-tier prolog snippet instead).
+    quick-tier prolog snippet instead). Every value is checked (one printable line, ``--time`` in
+    Slurm's grammar) and shell-quoted where it is written.
 
     Raises:
-        UsageError: fewer than one node, a malformed nodelist.
+        UsageError: fewer than one node, a malformed nodelist, a value with a line break or control
+            character.
     """
-    from envcheck.fleet.slurm import batch_script, prolog_snippet
+    from envcheck.fleet.slurm import batch_script, check_options, prolog_snippet
 
+    check_options(options)
     if options.nodes is not None and options.nodes < 1:
         raise UsageError(f"--nodes {options.nodes}: expected at least 1")
     if options.nodelist:

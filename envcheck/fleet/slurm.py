@@ -8,8 +8,9 @@ fleet as JSON and JUnit beside the reports); the job's exit code is the merge's.
 
 from __future__ import annotations
 
+import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import List, Optional
 
 #: Default ``--time`` per tier (the full tier compiles once with torch.compile).
@@ -32,8 +33,47 @@ class SlurmOptions:
     gpus_per_node: Optional[int] = None
 
 
+#: Slurm's time-limit grammar (sbatch --time): minutes, minutes:seconds, hours:minutes:seconds,
+#: days-hours, days-hours:minutes, days-hours:minutes:seconds, or UNLIMITED / INFINITE.
+_TIME = re.compile(r"\d+(?::\d+){0,2}|\d+-\d+(?::\d+){0,2}|UNLIMITED|INFINITE|unlimited|infinite", re.ASCII)
+
+#: The free-text options, by the flag they come from (the command line, ENVCHECK_*, a config file).
+TEXT_FLAGS = {"partition": "--partition", "nodelist": "--nodelist", "reports": "--reports",
+              "envcheck": "--envcheck", "python": "--python", "lock": "--lock", "time": "--time",
+              "job_name": "--job-name", "account": "--account"}
+
+
+def check_options(o: SlurmOptions) -> SlurmOptions:
+    """Every free-text value of ``o`` checked at the edge: printable text on one line (a line break
+    would end a ``#SBATCH`` line or a command of the script), and ``--time`` in Slurm's grammar.
+    What passes is still shell-quoted wherever it is written (:func:`batch_script`).
+
+    Raises:
+        UsageError: a value that is not (one line naming the flag).
+    """
+    from envcheck.edge import check_name
+    from envcheck.errors import UsageError
+
+    for f in fields(o):
+        value = getattr(o, f.name)
+        if f.name in TEXT_FLAGS and value is not None:
+            check_name(value, TEXT_FLAGS[f.name], max_len=4096)
+            if not value.strip():
+                raise UsageError(f"{TEXT_FLAGS[f.name]}: an empty value")
+    if o.time is not None and not _TIME.fullmatch(o.time):
+        raise UsageError(f"--time {o.time!r}: expected a Slurm time limit (MINUTES, HH:MM:SS, D-HH:MM:SS, "
+                         "UNLIMITED)")
+    return o
+
+
 def _q(text: str) -> str:
     return shlex.quote(str(text))
+
+
+def _sbatch(option: str, value: object) -> str:
+    """One ``#SBATCH --option=value`` line, the value one quoted word (sbatch reads ``#SBATCH`` lines
+    with shell-like quoting: quotes and backslashes group, an unquoted ``#`` starts a comment)."""
+    return f"#SBATCH --{option}={_q(str(value))}"
 
 
 def _verify_args(o: SlurmOptions) -> List[str]:
@@ -47,27 +87,28 @@ def _verify_args(o: SlurmOptions) -> List[str]:
 
 def batch_script(o: SlurmOptions) -> str:
     """The sbatch script (text) for ``o``."""
-    lines = ["#!/bin/bash", f"#SBATCH --job-name={o.job_name}"]
+    lines = ["#!/bin/bash", _sbatch("job-name", o.job_name)]
     if o.partition:
-        lines.append(f"#SBATCH --partition={o.partition}")
+        lines.append(_sbatch("partition", o.partition))
     if o.account:
-        lines.append(f"#SBATCH --account={o.account}")
+        lines.append(_sbatch("account", o.account))
     if o.nodelist:
-        lines.append(f"#SBATCH --nodelist={o.nodelist}")
+        lines.append(_sbatch("nodelist", o.nodelist))
     if o.nodes:
-        lines.append(f"#SBATCH --nodes={o.nodes}")
+        lines.append(_sbatch("nodes", int(o.nodes)))
     if o.gpus_per_node:
-        lines.append(f"#SBATCH --gpus-per-node={o.gpus_per_node}")
+        lines.append(_sbatch("gpus-per-node", int(o.gpus_per_node)))
     lines += [
         "#SBATCH --ntasks-per-node=1",
-        f"#SBATCH --time={o.time or TIME.get(o.tier, TIME['full'])}",
-        f"#SBATCH --output={o.job_name}-%j.out",
+        _sbatch("time", o.time or TIME.get(o.tier, TIME['full'])),
+        _sbatch("output", f"{o.job_name}-%j.out"),
         "# Written by `envcheck fleet slurm`: verify every node of this allocation, then merge the reports.",
         "# Submit with `sbatch` (or `envcheck fleet slurm … --submit`); REPORTS must be on a filesystem every",
         "# node shares. The job's exit code is fleet merge's: 0 all pass and no drift, 1 otherwise, 2 bad input.",
         "set -u",
         f"ENVCHECK=${{ENVCHECK:-{_q(o.envcheck)}}}",
-        f"REPORTS=\"${{ENVCHECK_REPORTS:-{o.reports}}}/$SLURM_JOB_ID\"",
+        f"REPORTS=${{ENVCHECK_REPORTS:-{_q(o.reports)}}}",
+        'REPORTS="$REPORTS/$SLURM_JOB_ID"',
         'mkdir -p "$REPORTS"',
         "# one task per node; a failing node must not stop the others (--kill-on-bad-exit=0)",
         f'srun --ntasks-per-node=1 --kill-on-bad-exit=0 "$ENVCHECK" {" ".join(_q(a) for a in _verify_args(o))} \\',

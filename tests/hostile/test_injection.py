@@ -331,3 +331,88 @@ def test_docker_build_runs_no_foreign_line(matrix, tmp_path, tally):
                               capture_output=True, text=True, timeout=60).stdout
         subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=60)
         assert "touch /tmp/pwned" not in hist.replace("$(touch /tmp/pwned)", "")
+
+
+# -- 3. launchers: fleet slurm (a shell script) and fleet k8s (YAML) -------------------------------
+#: printable values a shell would act on: command substitution, quotes, separators, comments, globs
+SHELLISH = ["$(touch PWNED)", "`touch PWNED`", ";touch PWNED;", "' && touch PWNED && '", '"$(touch PWNED)"',
+            "a b", "x#y", "\\", "$HOME", "*", "--wrap=touch PWNED", "&& touch PWNED", "|touch PWNED", "é"]
+shellish = st.builds(lambda a, m, b: a + m + b, st.text(st.characters(min_codepoint=33, max_codepoint=126),
+                                                        max_size=4).map(lambda s: s.replace("/", "")),
+                     st.sampled_from(SHELLISH), st.text(st.characters(min_codepoint=32, max_codepoint=126),
+                                                        max_size=4).map(lambda s: s.replace("/", "")))
+SLURM_TEXT = ["--partition", "--account", "--job-name", "--reports", "--python", "--lock", "--envcheck"]
+
+
+@hostile(30)
+@given(payload=payloads, flag=st.sampled_from(SLURM_TEXT + ["--time"]), via=st.sampled_from(["flag", "env"]))
+def test_fleet_slurm_refuses_a_value_with_a_line_break(cli, monkeypatch, tally, payload, flag, via):
+    """F12: a line break in any free-text value (flag or ENVCHECK_*) would end a #SBATCH line or a
+    command of the batch script: exit 2, one line, no script."""
+    args = ["fleet", "slurm", "--nodes", "2"]
+    with monkeypatch.context() as mp:
+        if via == "env" and flag != "--reports":  # ENVCHECK_REPORTS is the job's own variable
+            mp.setenv("ENVCHECK_" + flag[2:].upper().replace("-", "_"), payload.replace("\0", ""))
+        else:
+            args += [flag, payload]
+        r = cli(args)
+    tally["vectors.injection.edge"] += 1
+    assert r.code == 2 and r.out == "", r
+    assert "Traceback" not in r.err and r.err.count("\n") == 1, r.err
+
+
+def _stub(path: Path, log: Path, out: str = "") -> None:
+    path.write_text("#!/usr/bin/env python3\nimport json, sys\n"
+                    f"open({str(log)!r}, 'a').write(json.dumps(sys.argv) + '\\n')\n"
+                    f"sys.stdout.write({out!r})\n")
+    path.chmod(0o755)
+
+
+@hostile(30)
+@given(values=st.fixed_dictionaries({f: shellish for f in SLURM_TEXT}))
+def test_fleet_slurm_script_runs_exactly_the_intended_commands(cli, tmp_path_factory, tally, values):
+    """F12: hostile printable values (command substitutions, quotes, separators, `#`) in every
+    free-text flag: the script passes `bash -n`, its #SBATCH lines (read as sbatch reads them:
+    shell-like words, an unquoted # ends the line) are exactly the intended options with the exact
+    values, and run by bash (srun, scontrol and envcheck replaced by programs that log their argv)
+    it runs exactly the intended commands with the exact values — and nothing else."""
+    d = tmp_path_factory.mktemp("slurm")
+    bin_, log = d / "bin", d / "argv.log"
+    bin_.mkdir()
+    _stub(bin_ / "srun", log)
+    _stub(bin_ / "scontrol", log, out="n1\nn2\n")
+    envcheck = str(bin_ / ("envcheck" + values["--envcheck"]))
+    _stub(Path(envcheck), log)
+    v = {**values, "--envcheck": envcheck}
+    args = ["fleet", "slurm", "--nodes", "2", "--time", "10"] + [x for f in SLURM_TEXT for x in (f, v[f])]
+    r = cli(args)
+    tally["vectors.injection.slurm"] += 1
+    assert r.code == 0, r.err
+    assert subprocess.run(["bash", "-n"], input=r.out, text=True, capture_output=True).returncode == 0
+    import shlex
+
+    lines = r.out.splitlines()
+    first_command = next(i for i, line in enumerate(lines) if line.strip() and not line.startswith("#"))
+    sbatch = [shlex.split(line[len("#SBATCH"):], comments=True) for line in lines if line.startswith("#SBATCH")]
+    assert all(line.startswith("#SBATCH") or not line.startswith("#SB") for line in lines)
+    assert max(i for i, line in enumerate(lines) if line.startswith("#SBATCH")) < first_command
+    assert sorted(tuple(w) for w in sbatch) == sorted(
+        (f"--{k}={x}",) for k, x in [("job-name", v["--job-name"]), ("partition", v["--partition"]),
+                                     ("account", v["--account"]), ("nodes", "2"), ("ntasks-per-node", "1"),
+                                     ("time", "10"), ("output", v["--job-name"] + "-%j.out")])
+    work = d / "work"
+    work.mkdir()
+    env = {"PATH": f"{bin_}:/usr/bin:/bin", "SLURM_JOB_ID": "77", "SLURM_JOB_NODELIST": "n[1-2]", "HOME": str(d)}
+    proc = subprocess.run(["bash", "-c", r.out, "job"], cwd=work, env=env, text=True, capture_output=True,
+                          timeout=60)
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    reports = f"{v['--reports']}/77"
+    assert calls == [
+        [str(bin_ / "srun"), "--ntasks-per-node=1", "--kill-on-bad-exit=0", envcheck, "verify", "--tier", "full",
+         "--python", v["--python"], "--lock", v["--lock"], "--report", reports + "/"],
+        [str(bin_ / "scontrol"), "show", "hostnames", "n[1-2]"],
+        [envcheck, "fleet", "merge", reports, "--expect", "n1,n2", "--save", f"{reports}/fleet.json",
+         "--junit", f"{reports}/fleet.xml", "--lock", v["--lock"]],
+    ], proc.stderr
+    assert not list(work.rglob("PWNED")) and not (d / "PWNED").exists()
+    assert (work / reports).is_dir()  # the folder the value names, taken literally
