@@ -390,7 +390,7 @@ def _walk(value: Any, spec: Any, key: str, strict: bool, freeze: bool) -> Any:
             try:
                 _walk(k, spec.keys, "", strict, False)
             except _Misfit:
-                raise _Misfit(_join(key, ascii(k)[1:-1][:64]), f"unknown key; a key here is {_what(spec.keys)}") from None
+                raise _Misfit(_join(key, k), f"unknown key; a key here is {_what(spec.keys)}") from None
         if item is None and not nullable_items:
             raise _Misfit(_join(key, k), "expected a value, got null")
         result[k] = _walk(item, spec.spec, _join(key, k), strict, freeze)
@@ -415,11 +415,11 @@ def _table(value: Any, spec: Table, key: str, strict: bool, freeze: bool) -> Dic
             if name in spec.fields or item is None:
                 continue
             if spec.unknown == "error" or (spec.unknown == "strict" and strict):
-                raise _Misfit(_join(key, str(name)),
+                raise _Misfit(_join(key, name),
                               f"unknown {spec.noun}; known {spec.noun}s: {', '.join(spec.fields)}"[:1000])
             if spec.unknown == "strict":
                 continue  # a newer file's key, left out of what the reader gets
-            out[name] = _walk(item, spec.extra, _join(key, str(name)), strict, freeze)
+            out[name] = _walk(item, spec.extra, _join(key, name), strict, freeze)
     if spec.rule is not None:
         problem = spec.rule(out)
         if problem:
@@ -433,7 +433,17 @@ def _what(spec: Any) -> str:
 
 
 def _join(key: str, name: object) -> str:
-    return f"{key}.{name}" if key else str(name)
+    return f"{key}.{_keyname(name)}" if key else _keyname(name)
+
+
+def _keyname(name: object) -> str:
+    """A key from a file as a path part: printed as is when it is short printable text, else escaped
+    and cut (a key can hold a line break or an escape sequence; the message stays one safe line)."""
+    text_ = str(name)
+    if len(text_) <= 64 and printable_line(text_):
+        return text_
+    shown = ascii(text_)[1:-1]
+    return shown[:64] + ("..." if len(shown) > 64 else "")
 
 
 def describe(v: Any) -> str:

@@ -314,6 +314,19 @@ def test_sizes_are_bounded():
     assert schema.check({"k": {"k": "x"}}, schema.plain(depth=8)) is None
 
 
+@pytest.mark.parametrize("kind, edit, path", [
+    ("machine", _set("a\nb\x1b[31m")(1), "machine.a\\nb\\x1b[31m: unknown key"),
+    ("facts", _set("runs", "x\u2028y")({"outcome": "ok"}), "runs.x\\u2028y: unknown probe"),
+    ("machine", _set("k" * 5000)(1), "machine." + "k" * 64 + "...: unknown key"),
+])
+def test_a_hostile_key_is_named_on_one_safe_line(tmp_path, kind, edit, path):
+    with pytest.raises(DataFileError) as err:
+        read(kind, tmp_path, edit)
+    text = str(err.value)
+    assert path in text, text
+    assert "\n" not in text and "\x1b" not in text and "\u2028" not in text and len(text) < 2000
+
+
 def test_booleans_are_not_integers():
     assert schema.check(True, "int") == ("", "expected an integer, got a boolean true")
     assert schema.check(True, schema.enum(1, 2)) is not None
