@@ -123,7 +123,8 @@ def main(argv: List[str]) -> int:
             print(f"{r['name']:<50} skipped: {r['error']}")
             continue
         base = r.get("baseline_seconds")
-        ratio = f"{r['seconds'] / base:>6.2f}x" if base else "      -"
+        ratio = (f"{r['seconds'] / base:>6.2f}x" if r["seconds"] >= base else f"{r['seconds'] / base:>6.3f}x") \
+            if base else "      -"
         bdesc = f"{r.get('baseline', '')} {base:.3f}s" if base else ""
         print(f"{r['name']:<50} {r['seconds']:>9.3f} {bdesc:>32} {ratio}  {r.get('goal', '')}  {verdict(r)}".rstrip())
     return 0

@@ -206,6 +206,11 @@ def stamp_json(command: str, text: str) -> str:
         doc = {key: doc}
     if not isinstance(doc, dict):
         return text
+    if "schema" not in doc and text.startswith('{\n  "') and text.isascii():
+        # already json.dump(indent=2) text (ASCII: ensure_ascii; every such command uses the default
+        # separators): the key goes in front as text — the same bytes as dumping it all again, without
+        # the pure-Python indented encoder over a document that can be ~1 MB (plan --json)
+        return '{\n  "schema": ' + json.dumps(sid) + ",\n" + text[2:].rstrip("\n") + "\n"
     doc = {"schema": sid, **{k: v for k, v in doc.items() if k != "schema"}}
     return json.dumps(doc, indent=2) + "\n"
 

@@ -82,3 +82,23 @@ def test_the_config_file_is_found_upward_without_parsing_unrelated_pyprojects(tm
     assert find_config(deep) == tmp_path / "a" / "pyproject.toml"
     (tmp_path / "a" / "b" / "envcheck.toml").write_text("backend = 'cpu'\n")
     assert find_config(str(deep)) == tmp_path / "a" / "b" / "envcheck.toml"
+
+
+@pytest.mark.parametrize("doc", [
+    {"status": "ok", "candidates": [{"reasons": [], "n": 1.5e300}], "empty": {}, "none": None},
+    {"a": "a line\n  \"schema\": 1 inside a string", "b": [[], {}]},
+    {"schema": "old", "x": 1},  # a document with its own schema key: replaced, and first
+    {"text": "≥ non-ASCII kept raw"},
+])
+def test_json_stamp_is_the_same_bytes_as_dumping_again(doc):
+    """stamp_json puts the schema key first without re-encoding an indent=2 document (plan --json is
+    ~1 MB): the bytes are those of dumping the stamped document again."""
+    import json
+
+    from envcheck.cli.conventions import JSON_SCHEMAS, stamp_json
+
+    sid = JSON_SCHEMAS["plan"][0]
+    want = json.dumps({"schema": sid, **{k: v for k, v in doc.items() if k != "schema"}}, indent=2) + "\n"
+    for text in (json.dumps(doc, indent=2), json.dumps(doc, indent=2) + "\n",
+                 json.dumps(doc, indent=2, ensure_ascii=False), json.dumps(doc, indent=1)):
+        assert stamp_json("plan", text) == want
