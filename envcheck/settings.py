@@ -12,8 +12,13 @@ at the top level applies to every command that has that flag; ``[tool.envcheck.p
 only. Values are TOML types: a string, a boolean for a switch, a list for a repeatable flag.
 
 Every flag has an environment variable: ``--backend`` → ``ENVCHECK_BACKEND``, ``--pin-python`` →
-``ENVCHECK_PIN_PYTHON``; ``ENVCHECK_VERIFY_PYTHON`` targets one command. A switch takes
-``1/true/yes/on`` or ``0/false/no/off``; a repeatable flag takes a comma-separated list.
+``ENVCHECK_PIN_PYTHON``; ``ENVCHECK_VERIFY_PYTHON`` targets one command (``ENVCHECK_DOCKER_BASE_MIRROR``
+for a two-word one). A switch takes ``1/true/yes/on`` or ``0/false/no/off``; a repeatable flag takes a
+comma-separated list.
+
+A shared key (top level, ``ENVCHECK_<FLAG>``) means one thing in every command it reaches: where a
+command's flag of that name means something else (:data:`OWN_MEANING`: ``verify --python`` is an
+interpreter, ``plan --python`` a version), only that command's own table or variable sets it.
 """
 
 from __future__ import annotations
@@ -44,6 +49,22 @@ MAX_CONFIG_BYTES = 1 << 20
 #: tests/integrations/test_cli_conventions.py fails when a new one collides with a flag.
 READ_ELSEWHERE = {"ENVCHECK_MATRICES", "ENVCHECK_DATA_DIR", "ENVCHECK_CACHE_DIR", "ENVCHECK_NO_CACHE",
                   "ENVCHECK_NODE", "ENVCHECK_REPORTS", "ENVCHECK_UV", "ENVCHECK_NO_CONFIG"}
+
+
+#: (command, flag dest) whose flag shares a name with other commands' but not their meaning: the
+#: target Python *version* of plan/docker build vs the *interpreter* verify tests; a mirror of
+#: download.pytorch.org vs docker base's Debian mirror; docker build's image tag vs the base image's.
+#: Shared keys never reach these; ``[tool.envcheck.<command>]`` / ``ENVCHECK_<COMMAND>_<FLAG>`` do.
+#: tests/integrations/test_cli_conventions.py fails when a new flag name gets a second meaning.
+OWN_MEANING = {("verify", "python"), ("docker-verify", "python"), ("fleet-slurm", "python"),
+               ("docker-base", "mirror"), ("docker-base", "tag")}
+
+
+def env_names(command: str, dest: str) -> Tuple[str, str]:
+    """(shared, command's own) environment variable of a flag: ``ENVCHECK_PYTHON``,
+    ``ENVCHECK_VERIFY_PYTHON`` (``ENVCHECK_DOCKER_BASE_MIRROR`` for ``docker base``)."""
+    own = command.upper().replace("-", "_")
+    return f"{ENV_PREFIX}{dest.upper()}", f"{ENV_PREFIX}{own}_{dest.upper()}"
 
 
 class Settings:
@@ -218,10 +239,13 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
                 if origin.endswith("]"):  # a command table: every key must be a flag of that command
                     raise UsageError(f"{origin}: {key!r} is not a flag of `envcheck {command}`")
                 continue  # a top-level key for other commands
+            if not origin.endswith("]") and (command, dest) in OWN_MEANING:
+                continue  # a shared key means the other commands' flag, not this one's
             s.values[dest] = _convert(actions[dest], value, origin)
             s.origins[dest] = origin
     for dest, a in actions.items():
-        for var in (f"{ENV_PREFIX}{dest.upper()}", f"{ENV_PREFIX}{command.upper()}_{dest.upper()}"):
+        shared, own = env_names(command, dest)
+        for var in ((own,) if (command, dest) in OWN_MEANING else (shared, own)):
             if var in environ and var not in READ_ELSEWHERE:
                 s.values[dest] = _convert(a, environ[var], f"${var}")
                 s.origins[dest] = f"${var}"
@@ -231,8 +255,9 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
 
 
 def effective(parser: argparse.ArgumentParser, args: argparse.Namespace, settings: Settings,
-              argv: List[str]) -> List[Dict[str, Any]]:
-    """Every settable flag of ``parser``: its value in ``args`` and where it came from."""
+              argv: List[str], command: str = "") -> List[Dict[str, Any]]:
+    """Every settable flag of ``parser``: its value in ``args``, where it came from, and the
+    environment variable that sets it (the command's own one where the flag's meaning is its own)."""
     given = set()
     actions = _actions(parser)
     for dest, a in actions.items():
@@ -244,5 +269,7 @@ def effective(parser: argparse.ArgumentParser, args: argparse.Namespace, setting
         origin = "command line" if dest in given else settings.origins.get(dest, "default")
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
-        rows.append({"flag": _flag(a), "env": f"{ENV_PREFIX}{dest.upper()}", "value": value, "origin": origin})
+        shared, own = env_names(command, dest)
+        env = own if (command, dest) in OWN_MEANING else shared
+        rows.append({"flag": _flag(a), "env": env, "value": value, "origin": origin})
     return rows

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     top = {a.dest: a.default for a in parser._actions}
     defaults = {a.dest: top.get(a.dest) if a.default is argparse.SUPPRESS else a.default for a in sub._actions}
     ns = argparse.Namespace(**defaults)
-    rows = effective(sub, ns, settings, [])
+    rows = effective(sub, ns, settings, [], "-".join(path))
     if args.json:
         json.dump({"command": " ".join(path), "file": str(settings.file) if settings.file else None,
                    "settings": rows}, sys.stdout, indent=2, default=str)

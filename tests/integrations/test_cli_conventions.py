@@ -181,6 +181,55 @@ def test_bad_settings_are_one_line_exit_2(tmp_path, text, env, words):
     assert words in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_shared_key_never_reaches_a_flag_that_means_something_else(tmp_path):
+    """newcomer M2: `[tool.envcheck] python = "3.12"` (plan's target version) made `envcheck verify`
+    test an interpreter named 3.12 (exit 2); a shared `mirror` (a download.pytorch.org mirror) would
+    become docker base's Debian mirror. Shared keys reach only flags of that meaning; a command's own
+    table or variable still sets its own flag."""
+    (tmp_path / "pyproject.toml").write_text('[tool.envcheck]\npython = "3.12"\nmirror = ["https://m.example/whl"]\n')
+    _, s = settings_of(sh(["config", "plan", "--json"], cwd=tmp_path))
+    assert s["--python"]["value"] == "3.12" and s["--mirror"]["value"] == ["https://m.example/whl"]
+    _, s = settings_of(sh(["config", "verify", "--json"], cwd=tmp_path, env={"ENVCHECK_PYTHON": "3.11"}))
+    assert (s["--python"]["value"], s["--python"]["origin"]) == (None, "default")
+    assert s["--python"]["env"] == "ENVCHECK_VERIFY_PYTHON"
+    _, s = settings_of(sh(["config", "docker", "base", "--json"], cwd=tmp_path))
+    assert s["--mirror"]["value"] is None
+    _, s = settings_of(sh(["config", "verify", "--json"], cwd=tmp_path, env={"ENVCHECK_VERIFY_PYTHON": sys.executable}))
+    assert s["--python"]["value"] == sys.executable
+    _, s = settings_of(sh(["config", "docker", "base", "--json"], cwd=tmp_path,
+                          env={"ENVCHECK_DOCKER_BASE_MIRROR": "http://deb.example/debian"}))
+    assert s["--mirror"]["value"] == "http://deb.example/debian"
+    (tmp_path / "pyproject.toml").write_text('[tool.envcheck.verify]\npython = "/no/such/python"\n')
+    _, s = settings_of(sh(["config", "verify", "--json"], cwd=tmp_path))
+    assert s["--python"]["value"] == "/no/such/python"
+
+
+def test_every_flag_name_has_one_meaning_across_commands():
+    """The class behind M2: a flag name used by several commands must mean one thing in all of them,
+    or the commands where it means another thing are in settings.OWN_MEANING (no shared key reaches
+    them). Meaning is read as (metavar, kind of action); `--os` and `--report` differ only in metavar."""
+    import argparse
+
+    from envcheck.cli import build_parser
+    from envcheck.settings import OWN_MEANING, _actions
+
+    def subs(parser, path=()):
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sp in a.choices.items():
+                    yield path + (name,), sp
+                    yield from subs(sp, path + (name,))
+
+    meanings: dict = {}
+    for path, sp in subs(build_parser(None)):
+        for dest, a in _actions(sp).items():
+            if ("-".join(path), dest) in OWN_MEANING:
+                continue
+            meta = None if dest in ("os", "report") else a.metavar
+            meanings.setdefault(dest, set()).add((meta, type(a).__name__))
+    assert {d: m for d, m in meanings.items() if len(m) > 1} == {}
+
+
 def test_config_file_flag(tmp_path):
     assert "no such file" in sh(["--config", str(tmp_path / "none.toml"), "gpus"]).stderr
     f = tmp_path / "team.toml"
