@@ -1,6 +1,9 @@
-"""ROCm gfx target lists of the torch 2.8-2.14 wheels, each checked against the public source it rests on.
+"""ROCm gfx target lists of the torch 2.6-2.14 wheels, each checked against the public source it rests on.
 
 The expected lists are written out literally from the sources, not computed like the code:
+- 2.6: the 2.5.1+rocm6.2 wheel prints 7 targets (astral-sh/uv#14086); pytorch/pytorch#141667 "[ROCm] add gfx1101
+  to wheels" merged 2024-12-04, before "Branch Cut for Release 2.6" (pytorch/pytorch#143085, 2024-12-12); gfx1102
+  (#147761) and gfx1200/gfx1201 (#148562) merged in Feb/Mar 2025, after 2.6.0.
 - pytorch/pytorch .ci/docker/libtorch/build.sh@19ace59c (2.9 era): base list of 11 targets, and
   "add gfx950 conditionally starting in ROCm 7.0"; pytorch/pytorch#167299 (2025-11-07) "unconditionally add
   gfx950, gfx115x to PYTORCH_ROCM_ARCH ... Removed the ROCm 7.0 version check" -> 2.8/2.9 (ROCm 6.3/6.4) have 11.
@@ -22,12 +25,14 @@ import pytest
 
 from tests.conftest import plan_for
 
+LIST_8 = "gfx900 gfx906 gfx908 gfx90a gfx942 gfx1030 gfx1100 gfx1101"
 LIST_11 = "gfx900 gfx906 gfx908 gfx90a gfx942 gfx1030 gfx1100 gfx1101 gfx1102 gfx1200 gfx1201"
 LIST_14 = LIST_11 + " gfx950 gfx1150 gfx1151"
 LIST_15 = LIST_14 + " gfx1103"
 COMMON_714 = "gfx908 gfx90a gfx942 gfx950 gfx1030 gfx1100 gfx1101 gfx1102 gfx1103 gfx1200 gfx1201 gfx1150 gfx1151"
 
 SOURCED = {
+    ("2.6.0", "rocm6.1"): LIST_8, ("2.6.0", "rocm6.2.4"): LIST_8,
     ("2.8.0", "rocm6.3"): LIST_11, ("2.8.0", "rocm6.4"): LIST_11,
     ("2.9.0", "rocm6.3"): LIST_11, ("2.9.1", "rocm6.4"): LIST_11,
     ("2.10.0", "rocm7.0"): LIST_14, ("2.10.0", "rocm7.1"): LIST_14,
