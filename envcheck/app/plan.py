@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple, cast
 
 from envcheck.record import record
 from envcheck.errors import UsageError
@@ -320,6 +320,70 @@ def only_packages(p: Plan, matrix: Matrix, packages: str) -> Plan:
     out = dataclasses.replace(p, pins=pins, hashes={k: v for k, v in p.hashes.items() if k in pins})
     out.recipe = build_recipe(out, matrix, p.resolution.request.compile, p.steps)
     return out
+
+
+@record(frozen=True)
+class OutputRequest:
+    """What to make of a plan: the ``formats`` to render (pip, conda, docker, lock, uv…) and their
+    options, ``packages`` to pin only (``torch``), the folder to write into (``output``, files
+    replaced only with ``force``), a folder to gather every wheel into (``download``), and whether
+    the rendered files are wanted without a folder (``print_files``: ``plan --format`` alone)."""
+
+    formats: Sequence[str] = ("pip", "conda", "docker", "lock")
+    style: str = "full"
+    extras: str = ""
+    pin_python: bool = False
+    packages: Optional[str] = None
+    output: Optional[Path] = None
+    force: bool = False
+    download: Optional[Path] = None
+    print_files: bool = False
+
+
+@record(frozen=True)
+class PlanOutputs:
+    """The plan as made (``packages`` applied; ``None`` when no build fits), the files rendered
+    (name → text; empty unless written or asked for) and the paths written."""
+
+    plan: Optional[Plan]
+    files: Dict[str, str] = field(default_factory=dict)
+    written: List[str] = field(default_factory=list)
+
+
+def make_outputs(result: PlanResult, request: PlanRequest, out: OutputRequest,
+                 say: Optional[Callable[[str], None]] = None) -> PlanOutputs:
+    """Render the plan of ``result`` into ``out.formats``, write them into ``out.output`` and
+    gather the wheels into ``out.download`` (``say`` hears the download's progress).
+
+    Raises:
+        UsageError: a package the plan does not pin, a file that exists (without ``force``).
+        WheelhouseError: wheels that cannot be had (``download``).
+    """
+    p = result.plan
+    if p is None:
+        return PlanOutputs(plan=None)
+    if out.packages:
+        p = only_packages(p, result.matrix, out.packages)
+    from envcheck.render import render
+
+    options: Dict[str, Dict[str, object]] = {"pip": {"style": out.style}, "variants": {"matrix": result.matrix}}
+    if "uv" in out.formats:
+        options["uv"] = {"extra_plans": extra_plans(result, out.extras, request), "pin_python": out.pin_python}
+    files: Dict[str, str] = {}
+    written: List[str] = []
+    if out.output is not None:
+        from envcheck.render.write import write_outputs
+
+        files = render(p, list(out.formats), options)
+        written = [str(x) for x in write_outputs(out.output, files, out.force)]
+    if out.download is not None:
+        from envcheck.download import download_plan
+
+        written += [str(x) for x in download_plan(p, result.matrix, out.download, out.force,
+                                                   say or (lambda text: None))]
+    if out.print_files and out.output is None:
+        files = render(p, list(out.formats), options)
+    return PlanOutputs(plan=p, files=files, written=written)
 
 
 # -- plan flags as data ---------------------------------------------------------------------------

@@ -80,10 +80,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.app.plan import extra_plans, only_packages
+    from envcheck.app.plan import OutputRequest, make_outputs
     from envcheck.app.plan import plan as plan_use_case
-    from envcheck.render import parse_formats, render
-    from envcheck.render.write import write_outputs
+    from envcheck.render import parse_formats
     from envcheck.resolve.plan import parse_mirrors
 
     args.format_given = args.format is not None
@@ -95,46 +94,38 @@ def run(args: argparse.Namespace) -> int:
         args.output = Path(args.output)
     req = plan_request(args, hashes=args.hashes)
     result = plan_use_case(req)
-    matrix, res, plan = result.matrix, result.resolution, result.plan
-    if plan is not None and args.packages:
-        plan = only_packages(plan, matrix, args.packages)
     from envcheck.cli.conventions import warn
     from envcheck.matrix.freshness import staleness
 
-    stale = staleness(matrix)
+    stale = staleness(result.matrix)
     if stale:
         warn(args, stale)
+
+    def say(text: str) -> None:
+        if not args.json:
+            sys.stderr.write(f"envcheck: {text}\n")
+
+    made = make_outputs(result, req, OutputRequest(
+        formats=formats, style=args.style, extras=args.extras, pin_python=args.pin_python, packages=args.packages,
+        output=args.output, force=args.force, download=args.download,
+        print_files=args.format_given and not args.json), say)
+    plan = made.plan
     if plan is not None:  # caveats are in the output already; --strict counts them
         args.warned = int(getattr(args, "warned", 0) or 0) + len(plan.candidate.warnings)
-    args.exit_code = 0 if plan is not None else 1
-    written: List[str] = []
-    options: Dict[str, Dict[str, Any]] = {"pip": {"style": args.style}, "variants": {"matrix": matrix}}
-    if plan is not None and "uv" in formats:
-        options["uv"] = {"extra_plans": extra_plans(result, args.extras, req), "pin_python": args.pin_python}
-    if plan is not None and args.output:
-        written = [str(p) for p in write_outputs(args.output, render(plan, formats, options), args.force)]
-    if plan is not None and args.download is not None:
-        from envcheck.download import download_plan
-
-        def say(text: str) -> None:
-            if not args.json:
-                sys.stderr.write(f"envcheck: {text}\n")
-
-        written += [str(p) for p in download_plan(plan, matrix, args.download, args.force, say)]
+    args.exit_code = result.exit_code
     if args.json:
         import json
 
-        json.dump(plan_json(res, plan, written), sys.stdout, indent=2)
+        json.dump(plan_json(result.resolution, plan, made.written), sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif plan is not None and args.format_given and not args.output:
-        files = render(plan, formats, options)  # --format without -o: print the files
-        for name, text in files.items():
-            if len(files) > 1:
+        for name, text in made.files.items():  # --format without -o: print the files
+            if len(made.files) > 1:
                 sys.stdout.write(f"==> {name} <==\n")
             sys.stdout.write(text)
     else:
-        print_plan(res, plan, written, explain=args.explain, wrote_dir=args.output)
-    return 0 if plan is not None else 1
+        print_plan(result.resolution, plan, made.written, explain=args.explain, wrote_dir=args.output)
+    return result.exit_code
 
 
 # -- the text output ----------------------------------------------------------------------------
