@@ -206,10 +206,11 @@ def k8s_job(request: K8sRequest) -> str:
     """The Job (and, with a lock, its ConfigMap) as YAML.
 
     Raises:
-        UsageError: fewer than one node, a negative GPU count, no image to name.
+        UsageError: fewer than one node, a negative GPU count, no image to name, a name, image,
+            quantity or label outside its Kubernetes/OCI grammar.
         DataFileError: a malformed lock.
     """
-    from envcheck.fleet.k8s import K8sOptions, image_and_vendor, manifest
+    from envcheck.fleet.k8s import K8sOptions, check_options, image_and_vendor, manifest
 
     if request.nodes < 1:
         raise UsageError(f"--nodes {request.nodes}: expected at least 1")
@@ -230,4 +231,4 @@ def k8s_job(request: K8sRequest) -> str:
     opts = K8sOptions(image=image, nodes=request.nodes, name=request.name, namespace=request.namespace,
                       vendor=vendor, gpus_per_node=request.gpus_per_node, tier=request.tier, pvc=request.pvc,
                       shm=request.shm, lock_text=lock_text, node_selector=selector)
-    return manifest(opts)
+    return manifest(check_options(opts))

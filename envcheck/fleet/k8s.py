@@ -10,7 +10,7 @@ The text is YAML (block style, strings JSON-quoted), for ``kubectl apply -f``.
 
 from __future__ import annotations
 
-import json
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -37,6 +37,57 @@ class K8sOptions:
     envcheck: str = "envcheck"
     lock_text: Optional[str] = None
     node_selector: Optional[Dict[str, str]] = None
+
+
+#: Kubernetes object names (apimachinery validation): a DNS-1123 label (at most 63 characters:
+#: Job, Namespace — a Job's name is also a label value) and a DNS-1123 subdomain (at most 253: a PVC).
+_DNS_LABEL = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?", re.ASCII)
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*", re.ASCII)
+#: A label's value (empty, or at most 63 alphanumerics, ``-_.`` inside) and a key's name part.
+_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)?", re.ASCII)
+#: A resource quantity (``16Gi``, ``512M``, ``1e9``).
+_QUANTITY = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|[KMGTPE]i|[mkMGTPE])?", re.ASCII)
+
+
+def check_options(o: K8sOptions) -> K8sOptions:
+    """Every string of ``o`` checked against the Kubernetes grammar it will be read with: the Job's
+    name and namespace DNS-1123 labels (the ConfigMap is the name + ``-lock``), the PVC a DNS-1123
+    subdomain, the image an OCI reference, ``--shm`` a quantity, ``--node-selector`` label keys and
+    values. What passes is still escaped by :func:`to_yaml`.
+
+    Raises:
+        UsageError: a value that is not (one line naming the flag).
+    """
+    from envcheck.edge import check_image, check_name
+    from envcheck.errors import UsageError
+
+    def name(value: str, flag: str, pattern: re.Pattern[str], most: int, what: str) -> None:
+        check_name(value, flag, max_len=most)
+        if not pattern.fullmatch(value):
+            raise UsageError(f"{flag} {value!r}: not a Kubernetes {what} (lowercase letters, digits and '-'"
+                             f"{', dots between parts' if pattern is _DNS_SUBDOMAIN else ''}; start and end "
+                             f"alphanumeric; at most {most} characters)")
+
+    name(o.name, "--name", _DNS_LABEL, 58, "name")  # + "-lock" for the ConfigMap stays a label
+    if o.namespace is not None:
+        name(o.namespace, "--namespace", _DNS_LABEL, 63, "namespace")
+    if o.pvc is not None:
+        name(o.pvc, "--pvc", _DNS_SUBDOMAIN, 253, "claim name")
+    check_image(o.image, "--image")
+    check_name(o.shm, "--shm")
+    if not _QUANTITY.fullmatch(o.shm):
+        raise UsageError(f"--shm {o.shm!r}: not a Kubernetes quantity (e.g. 16Gi, 512Mi)")
+    for key, value in (o.node_selector or {}).items():
+        check_name(key, "--node-selector")
+        check_name(value, "--node-selector")
+        prefix, _, label = key.rpartition("/")
+        if (prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix))) or not label \
+                or len(label) > 63 or not _LABEL_VALUE.fullmatch(label):
+            raise UsageError(f"--node-selector {key!r}: not a label key ([prefix/]name, e.g. nvidia.com/gpu.product)")
+        if len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
+            raise UsageError(f"--node-selector {key}={value!r}: not a label value (at most 63 letters, digits, "
+                             "'-', '_', '.'; alphanumeric at both ends)")
+    return o
 
 
 def job(o: K8sOptions) -> Dict[str, Any]:
@@ -133,25 +184,28 @@ def gather_text(o: K8sOptions) -> str:
                "  mkdir -p reports; for p in $(kubectl get pods" + ns + f" -l envcheck.io/fleet={o.name} -o name); do",
                "    kubectl logs" + ns + " \"$p\" | sed -n 's/^ENVCHECK-REPORT //p' > \"reports/${p#pod/}.json\"; done",
                "  envcheck fleet merge reports/"]
-    return "\n".join([
-        f"# envcheck fleet: an Indexed Job verifying {o.nodes} GPU node(s), one pod per node (`envcheck fleet k8s`).",
-        f"#   kubectl apply{ns} -f job.yaml && kubectl wait{ns} --for=condition=complete --timeout=1h job/{o.name}",
-        "# (a pod whose node fails a check exits 1: the Job then reports failed pods; gather all the same)",
-        *(f"# {line}" for line in how),
-        f"# The image ({o.image}) must have envcheck and the environment to verify (e.g. built by",
-        "# `envcheck docker build --lock envcheck.lock.toml` with envcheck installed in it).",
+    from envcheck.edge import comment_text
+
+    return "\n".join("# " + comment_text(line) for line in [
+        f"envcheck fleet: an Indexed Job verifying {o.nodes} GPU node(s), one pod per node (`envcheck fleet k8s`).",
+        f"  kubectl apply{ns} -f job.yaml && kubectl wait{ns} --for=condition=complete --timeout=1h job/{o.name}",
+        "(a pod whose node fails a check exits 1: the Job then reports failed pods; gather all the same)",
+        *how,
+        f"The image ({o.image}) must have envcheck and the environment to verify (e.g. built by",
+        "`envcheck docker build --lock envcheck.lock.toml` with envcheck installed in it).",
     ])
 
 
 def to_yaml(data: Any, indent: int = 0) -> str:
-    """Block-style YAML for dicts/lists of str/int/bool; every string JSON-quoted (valid YAML)."""
+    """Block-style YAML for dicts/lists of str/int/bool; every string (and every key that is not a
+    plain word) a double-quoted YAML scalar with every non-printable-ASCII character escaped."""
     pad = "  " * indent
     if isinstance(data, dict):
         if not data:
             return pad + "{}\n"
         out = []
         for k, v in data.items():
-            key = json.dumps(str(k)) if not str(k).replace("_", "").replace("-", "").isalnum() else str(k)
+            key = str(k) if re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", str(k), re.ASCII) else _quoted(str(k))
             if isinstance(v, (dict, list)) and v:
                 out.append(f"{pad}{key}:\n{to_yaml(v, indent + 1)}")
             else:
@@ -180,7 +234,31 @@ def _scalar(v: Any) -> str:
         return "{}"
     if isinstance(v, list):
         return "[]"
-    return json.dumps(str(v))
+    return _quoted(str(v))
+
+
+#: YAML's short escapes in a double-quoted scalar.
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar: printable ASCII as it is, everything else escaped
+    (``\\xXX``, ``\\uXXXX``, ``\\UXXXXXXXX``), so no character of it can end the scalar, break the
+    line or be folded (YAML folds raw line breaks, U+2028 included, inside quotes)."""
+    out = []
+    for ch in text:
+        n = ord(ch)
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif 0x20 <= n < 0x7F:
+            out.append(ch)
+        elif n <= 0xFF:
+            out.append(f"\\x{n:02x}")
+        elif n <= 0xFFFF:
+            out.append(f"\\u{n:04x}")
+        else:
+            out.append(f"\\U{n:08x}")
+    return '"' + "".join(out) + '"'
 
 
 def config_map(o: K8sOptions) -> Dict[str, Any]:

@@ -416,3 +416,60 @@ def test_fleet_slurm_script_runs_exactly_the_intended_commands(cli, tmp_path_fac
     ], proc.stderr
     assert not list(work.rglob("PWNED")) and not (d / "PWNED").exists()
     assert (work / reports).is_dir()  # the folder the value names, taken literally
+
+
+K8S_TEXT = ["--image", "--name", "--namespace", "--pvc", "--shm", "--node-selector"]
+
+
+@hostile(30)
+@given(payload=st.one_of(payloads, shellish), flag=st.sampled_from(K8S_TEXT))
+def test_fleet_k8s_refuses_values_outside_their_grammar(cli, tally, payload, flag):
+    """F13: --image (OCI reference), --name/--namespace (DNS-1123 label), --pvc (DNS-1123
+    subdomain), --shm (quantity), --node-selector (label key/value) with a line break or any
+    character outside the grammar: exit 2, one line, no manifest."""
+    value = f"gpu={payload}" if flag == "--node-selector" else payload
+    args = ["fleet", "k8s", "--nodes", "2", "--image", "team/torch:1", flag, value]
+    r = cli(args)
+    tally["vectors.injection.edge"] += 1
+    assert r.code == 2 and r.out == "", (args, r)
+    assert "Traceback" not in r.err and r.err.count("\n") == 1, r.err
+
+
+def _shape(v):
+    """A YAML document's structure: its keys all the way down, and where the strings are."""
+    if isinstance(v, dict):
+        return {k: _shape(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_shape(x) for x in v]
+    return type(v).__name__
+
+
+@hostile(30)
+@given(payload=st.one_of(payloads, shellish, st.text(max_size=8)))
+def test_fleet_k8s_manifest_has_exactly_the_intended_keys(tally, payload):
+    """F13, the escaping: hostile strings placed past the edge in every field (image, names, PVC,
+    node selector, the lock's text) leave a manifest that PyYAML reads back with exactly the keys
+    a benign one has, each value exactly as given, and the header only comments."""
+    from envcheck.fleet.k8s import K8sOptions, manifest
+
+    def opts(x):
+        return K8sOptions(image="img" + x, nodes=2, name="n" + x, namespace="ns" + x, pvc="claim" + x,
+                          shm="1Gi" + x, lock_text="[build]\n" + x, node_selector={"k" + x: "v" + x})
+
+    text, base = manifest(opts(payload)), manifest(opts(""))
+    tally["vectors.injection.yaml"] += 1
+    docs, want = list(yaml.safe_load_all(text)), list(yaml.safe_load_all(base))
+    assert [_shape(d) for d in docs] != [] and len(docs) == len(want)
+    got_shape = [_shape(d) for d in docs]
+    # the keys are the benign keys; only the selector's key carries the payload (it is a key)
+    want_shape = [_shape(d) for d in want]
+    sel = got_shape[-1]["spec"]["template"]["spec"].pop("nodeSelector")
+    want_shape[-1]["spec"]["template"]["spec"].pop("nodeSelector")
+    assert got_shape == want_shape and sel == {"k" + payload: "str"}
+    job, cm = docs[-1], docs[0]
+    c = job["spec"]["template"]["spec"]["containers"][0]
+    assert c["image"] == "img" + payload and job["metadata"]["name"] == "n" + payload
+    assert job["metadata"]["namespace"] == "ns" + payload and cm["data"]["envcheck.lock.toml"] == "[build]\n" + payload
+    assert job["spec"]["template"]["spec"]["nodeSelector"] == {"k" + payload: "v" + payload}
+    head = text[: text.index("apiVersion")]
+    assert all(line.startswith("# ") for line in head.splitlines() if line.strip() and line != "---")
