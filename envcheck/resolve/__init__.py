@@ -362,8 +362,12 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
             out.append(f"Python not given: planned for Python {chosen.python}, the python3 "
                        f"{m.distro_name or m.distro} ships (--python to choose)")
         else:
+            # the reason names only the rules that decided here: a release without torch.compile
+            # (before 2.0) has no torch.compile Python range to respect
+            compiles = bool(chosen.release.compile_python_max)
             out.append(f"Python not given: planned for Python {chosen.python} (the newest this build "
-                       "has that torch.compile supports and the previous release had too"
+                       + ("has that torch.compile supports and the previous release had too" if compiles
+                          else "has that the previous release had too")
                        + (f"; {m.distro_name or m.distro}'s python3 {ships} has no wheel here" if ships else "")
                        + "; --python to choose)")
     if m.os == "macos" and not m.macos:

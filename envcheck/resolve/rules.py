@@ -608,8 +608,11 @@ def check_compile(c: Candidate, ctx: Context) -> None:
         return
     why = ""
     if mx == "":
-        why = f"torch {r.version} has no torch.compile (it arrived in 2.0)"
-    elif python_key(c.python)[:2] > python_key(mx)[:2]:
+        c.note(compile=False)
+        if ctx.request.compile:  # a release before torch.compile: news only to whoever asked for it
+            c.add("compile", f"torch {r.version} has no torch.compile (it arrived in 2.0)")
+        return
+    if python_key(c.python)[:2] > python_key(mx)[:2]:
         why = (f"torch.compile in torch {r.version} supports Python ≤ {mx}; on {c.python} it raises "
                f"\"Dynamo is not supported on Python {c.python.rstrip('t')}+\"")
     elif c.python.endswith("t") and r.compile_free_threaded is False:
