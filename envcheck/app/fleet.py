@@ -168,6 +168,7 @@ class SubmitResult:
 
     exit_code: int
     output: str
+    job_code: Optional[int] = None  # with --wait: the job's own exit code (127: a command not found on a node…)
 
 
 def slurm_submit(script: str, wait: bool = False, timeout: float = 3600.0) -> SubmitResult:
@@ -181,7 +182,8 @@ def slurm_submit(script: str, wait: bool = False, timeout: float = 3600.0) -> Su
     if not (math.isfinite(timeout) and 0 < timeout <= MAX_SLURM_WAIT):
         raise UsageError(f"--timeout {timeout:g}: expected a number of seconds > 0 and ≤ one week")
     code, out = submit(script, wait, timeout)
-    return SubmitResult(exit_code=int(code), output=str(out))
+    # envcheck's exit codes stay 0 / 1 / 2: a job that failed in any way is 1 (its own code is said)
+    return SubmitResult(exit_code=0 if int(code) == 0 else 1, output=str(out), job_code=int(code) if wait else None)
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--envcheck", metavar="CMD", default="envcheck", help="envcheck as the nodes run it")
     s.add_argument("--prolog", action="store_true", help="print a quick-tier prolog snippet instead")
     s.add_argument("--submit", action="store_true", help="submit the script with sbatch")
-    s.add_argument("--wait", action="store_true", help="with --submit: wait for the job; exit with its code")
+    s.add_argument("--wait", action="store_true", help="with --submit: wait for the job; exit 0 when it succeeded, else 1 (its own code is said)")
     add_timeout(s, 3600.0, "with --wait: give up after S seconds (default 3600)")
     s.set_defaults(run=run_slurm)
 
@@ -281,6 +281,9 @@ def run_slurm(args: argparse.Namespace) -> int:
         return 0
     done = slurm_submit(script, args.wait, args.timeout)
     print(done.output)
+    if done.job_code:
+        sys.stderr.write(f"envcheck: the job ended with exit code {done.job_code} (its log: "
+                         f"{args.job_name}-<job id>.out in the submit folder)\n")
     return done.exit_code
 
 

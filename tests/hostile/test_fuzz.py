@@ -6,8 +6,13 @@ endless files, NaN and huge numbers, control characters, shell metacharacters, e
 matrix folders with an empty release list. Every run must end within its limit with exit 0, 1 or 2
 and never print a traceback; bad input is exit 2 with one line.
 
-Left out of the random part (they build images, pull, or submit jobs): ``docker base/build/ci/
-verify`` and ``fleet slurm --submit/--wait``; ``docker build``'s input checks get fixed vectors.
+The commands that build images, pull, or submit jobs (``docker base/build/ci/verify``, ``fleet
+slurm --submit/--wait``) get their own generated run (:func:`test_generated_heavy_command_lines`):
+fewer vectors (``HOSTILE_HEAVY``, default 16), each a real ``python -m envcheck`` process with a
+deadline, against the real dockerd and Slurm, with what must not escape pinned last on the line —
+images built FROM this run's labelled base and tagged for this run, pip pointed at an empty
+wheelhouse and debootstrap at a closed port (nothing is downloaded), jobs named for this run with a
+short ``--timeout``. ``docker build``'s input checks also keep their fixed vectors.
 """
 
 from __future__ import annotations
@@ -16,11 +21,17 @@ import argparse
 import os
 import random
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.docker.conftest import base_image, engine, run_base  # noqa: F401 - fixtures (labelled base)
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "fixtures" / "verify" / "cases"
@@ -33,8 +44,9 @@ SKIP_FLAGS = {"--submit", "--wait", "--help"}
 pytestmark = pytest.mark.subprocess
 
 
-def commands():
-    """``[(path, positionals, [(flag, takes_value)])]`` from the real parser."""
+def commands(heavy: bool = False):
+    """``[(path, positionals, [(flag, takes_value)])]`` from the real parser: the light commands, or
+    (``heavy``) the ones that build, pull or submit."""
     from envcheck.cli import build_parser
 
     out = []
@@ -45,12 +57,15 @@ def commands():
             for name, sp in subs[0].choices.items():
                 walk(sp, path + [name])
             return
+        skip = {"--help"} if heavy else SKIP_FLAGS
         flags = [(a.option_strings[-1], a.nargs != 0) for a in parser._actions
-                 if a.option_strings and a.option_strings[-1] not in SKIP_FLAGS and "-h" not in a.option_strings]
+                 if a.option_strings and a.option_strings[-1] not in skip and "-h" not in a.option_strings]
         pos = [a for a in parser._actions if not a.option_strings]
         out.append((path, pos, flags))
 
     walk(build_parser(), [])
+    if heavy:
+        return [c for c in out if tuple(c[0]) in SKIP_COMMANDS or c[0] == ["fleet", "slurm"]]
     return [c for c in out if tuple(c[0]) not in SKIP_COMMANDS]
 
 
@@ -158,3 +173,98 @@ def test_docker_build_refuses_bad_input_before_building(cli, argv, tally):
     tally["vectors.argv"] += 1
     assert "r" in r, r
     assert r["r"].code == 2 and "Traceback" not in r["r"].err, r["r"].err
+
+
+HEAVY_COUNT = int(os.environ.get("HOSTILE_HEAVY", "16"))
+
+
+def pinned_last(path: list, tmp: Path, base: str, run: str) -> list:
+    """What a generated heavy command line may not override (appended last; argparse keeps the last
+    value of a flag): the labelled base, a run tag, no downloads, a named job with a short wait."""
+    empty = tmp / "empty-wheelhouse"
+    empty.mkdir(exist_ok=True)
+    if path == ["docker", "base"]:
+        return ["--mirror", "http://127.0.0.1:9/debian", "--tag", f"envcheck-test/fuzz-base-{run}:1"]
+    if path == ["docker", "build"]:
+        return ["--base-image", base, "--wheelhouse", str(empty), "--tag", f"envcheck-test/fuzz-{run}:1"]
+    if path == ["docker", "ci"]:
+        return ["--base-image", base, "--wheelhouse-root", str(empty), "--timeout", "20",
+                "--report", str(tmp / "ci-report.json"), "--force"]
+    if path == ["docker", "verify"]:
+        return ["--timeout", "20"]
+    return ["--job-name", f"envcheck-fuzz-{run}", "--reports", str(tmp / "reports"), "--timeout", "60",
+            "--time", "00:02:00"]
+
+
+def run_process(argv: list, limit: float, env=None) -> tuple:
+    """``python -m envcheck ARGV`` in its own session; killed with its group at ``limit`` seconds.
+    Returns ``(exit code or None when it hung, stdout, stderr)``."""
+    p = subprocess.Popen([sys.executable, "-m", "envcheck", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, start_new_session=True, cwd=str(ROOT), env=env)
+    try:
+        out, err = p.communicate(timeout=limit)
+        return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        return None, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    """The real test cluster of tests/fleet (munge, slurmctld, two slurmd on 127.0.0.1)."""
+    from tests.fleet import slurm_cluster
+
+    why = slurm_cluster.missing()
+    if why:
+        pytest.skip(why)
+    c = slurm_cluster.Cluster(tmp_path_factory.mktemp("slurm")).start()
+    yield c
+    c.stop()
+
+
+@pytest.mark.docker
+def test_generated_heavy_command_lines(tmp_path, run_base, engine, slurm, tally):  # noqa: F811 - fixtures above
+    run = uuid.uuid4().hex[:10]
+    rng = random.Random(SEED + 1)
+    cmds = commands(heavy=True)
+    assert {tuple(c[0]) for c in cmds} == SKIP_COMMANDS | {("fleet", "slurm")}
+    values = hostile_values(tmp_path)
+    problems, started, seen = [], time.monotonic(), set()
+    try:
+        for i in range(HEAVY_COUNT):
+            path, pos, flags = cmds[i % len(cmds)]  # every heavy command, in turn
+            argv = generate(random.Random(rng.random()), [(path, pos, flags)], values)
+            if path == ["fleet", "slurm"]:
+                argv.insert(2, rng.choice(["--submit", "--submit --wait"]))
+                argv[2:3] = argv[2].split()
+            argv += pinned_last(path, tmp_path, run_base, run)
+            seen.add(tuple(path))
+            code, out, err = run_process(argv, 240, slurm.env if path == ["fleet", "slurm"] else None)
+            if os.environ.get("HOSTILE_SHOW"):
+                print(code, argv, err.strip().splitlines()[-1:] if err.strip() else "")
+            tally["vectors.argv.heavy"] += 1
+            if code is None:
+                tally["hangs"] += 1
+                problems.append(("hang", argv, err[-800:]))
+            elif "Traceback" in err or code not in (0, 1, 2):
+                tally["tracebacks"] += 1
+                problems.append(("traceback", argv, code, err[-1500:]))
+            elif code == 2 and not (err.startswith(("envcheck", "usage:")) or out):
+                problems.append(("no error line", argv, err[-500:]))
+            if time.monotonic() - started > 540:  # the CI budget; the count is still reported
+                break
+    finally:
+        subprocess.run(["scancel", "--name", f"envcheck-fuzz-{run}"], capture_output=True, timeout=60, env=slurm.env)
+        left = subprocess.run(["squeue", "-h", "--name", f"envcheck-fuzz-{run}"], capture_output=True, text=True,
+                              timeout=60, env=slurm.env).stdout.strip()
+        import docker
+
+        for tag in (f"envcheck-test/fuzz-{run}:1", f"envcheck-test/fuzz-base-{run}:1"):
+            try:  # only this run's tags: the engine is shared with other runs
+                engine.images.remove(tag, force=True)
+            except docker.errors.NotFound:
+                pass
+    assert seen == {tuple(c[0]) for c in cmds} or time.monotonic() - started > 540, seen
+    assert left == "", f"jobs left in the queue: {left}"
+    assert not problems, "\n\n".join(map(repr, problems[:10]))
