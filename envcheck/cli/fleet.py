@@ -128,7 +128,8 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--envcheck", metavar="CMD", default="envcheck", help="envcheck as the nodes run it")
     s.add_argument("--prolog", action="store_true", help="print a quick-tier prolog snippet instead")
     s.add_argument("--submit", action="store_true", help="submit the script with sbatch")
-    s.add_argument("--wait", action="store_true", help="with --submit: wait for the job; exit 0 when it succeeded, else 1 (its own code is said)")
+    s.add_argument("--wait", action="store_true",
+                   help="with --submit: wait for the job; exit 0 when it succeeded, else 1 (its own code is said)")
     add_timeout(s, 3600.0, "with --wait: give up after S seconds (default 3600)")
     s.set_defaults(run=run_slurm)
 
