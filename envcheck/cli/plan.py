@@ -110,8 +110,18 @@ def run(args: argparse.Namespace) -> int:
         output=args.output, force=args.force, download=args.download,
         print_files=args.format_given and not args.json), say)
     plan = made.plan
-    if plan is not None:  # caveats are in the output already; --strict counts them
+    if plan is not None:  # caveats are in the output already; --strict counts them, GitHub Actions shows them
         args.warned = int(getattr(args, "warned", 0) or 0) + len(plan.candidate.warnings)
+        from envcheck.ci import JSON_MODE, annotate
+
+        files_on_stdout = args.format_given and not args.output
+        saved = JSON_MODE["on"]
+        JSON_MODE["on"] = saved or files_on_stdout  # a printed requirements.txt stays clean: stderr then
+        try:
+            for w in plan.candidate.warnings:
+                annotate("warning", f"[{w.code}] {w.message}", title=f"envcheck plan: {plan.title}")
+        finally:
+            JSON_MODE["on"] = saved
     args.exit_code = result.exit_code
     if args.json:
         import json

@@ -116,6 +116,23 @@ def test_json_stdout_is_one_document_and_annotations_go_to_stderr(tmp_path):
     assert "::error " in r.stderr
 
 
+def test_plan_caveats_are_github_annotations(tmp_path):
+    """newcomer M15 (README: "plan's warnings ... become ::warning annotations"): a plan whose driver runs
+    the build only under minor-version compatibility has a caveat; under GITHUB_ACTIONS=true it is a
+    ::warning (workflow commands: docs.github.com/actions/reference/workflow-commands-for-github-actions),
+    on stdout for the text plan, on stderr when stdout carries a file (--format pip) or JSON."""
+    args = ["plan", "--gpu", "GTX 1080", "--driver", "470.82.01", "--python", "3.11"]
+    r = sh(args, env={"GITHUB_ACTIONS": "true"})
+    assert r.returncode == 0, r.stderr
+    assert any(line.startswith("::warning ") and "[driver]" in line for line in r.stdout.splitlines()), r.stdout
+    r = sh([*args, "--format", "pip"], env={"GITHUB_ACTIONS": "true"})
+    assert "::warning" not in r.stdout and "::warning " in r.stderr
+    r = sh([*args, "--json"], env={"GITHUB_ACTIONS": "true"})
+    json.loads(r.stdout)
+    assert "::warning " in r.stderr
+    assert "::warning" not in sh(args, env={"GITHUB_ACTIONS": ""}).stdout
+
+
 # ---- config files and environment variables
 
 @pytest.fixture
