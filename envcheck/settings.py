@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["Settings", "find_config", "read_config", "apply_settings", "ENV_PREFIX"]
 
 ENV_PREFIX = "ENVCHECK_"
-CONFIG_NAMES = ("envcheck.toml", "pyproject.toml")
 #: flags that never come from a file or the environment: they pick the file, or are one-shot
 NOT_SETTABLE = {"help", "version", "config", "no_config", "output", "force", "command", "run"}
 _TRUE = {"1", "true", "yes", "on"}

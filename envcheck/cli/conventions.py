@@ -32,8 +32,6 @@ COMMAND_HELP = {
     "lock": "check that envcheck.lock.toml files still resolve against the current matrix",
 }
 
-COMMON_DESTS = ("color", "verbose", "quiet", "strict", "config", "no_config")
-
 
 def _path(text: str) -> Any:
     """``type=`` of a path flag: a :class:`pathlib.Path`, with pathlib imported only when one is given."""
@@ -147,14 +145,6 @@ def color_environment(choice: Optional[str]) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-
-
-def use_color(stream: Any = None) -> bool:
-    """Whether output to ``stream`` is coloured under the current environment (rich's own decision)."""
-    from rich.console import Console
-
-    c = Console(file=stream or sys.stdout)
-    return c.color_system is not None and not c.no_color
 
 
 def strict_exit(args: argparse.Namespace, code: int) -> int:

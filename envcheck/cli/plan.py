@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(f"==> {name} <==\n")
             sys.stdout.write(text)
     else:
-        print_plan(result.resolution, plan, made.written, explain=args.explain, wrote_dir=args.output)
+        print_plan(result.resolution, plan, made.written, explain=args.explain)
     return result.exit_code
 
 
@@ -209,7 +209,7 @@ def print_explain(res: Any, out: TextIO) -> None:
 
 
 def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
-               wrote_dir: Optional[Any] = None, out: Optional[TextIO] = None) -> None:
+               out: Optional[TextIO] = None) -> None:
     from envcheck.render.common import driver_line
 
     out = out or sys.stdout

@@ -35,7 +35,6 @@ SCHEMA = 1
 #: build, the arch list and the driver fit the GPUs, the environment (wheels of two CUDA majors, a
 #: shadowing library, a small /dev/shm), memory can be had, one matmul is right.
 QUICK_CHECKS = ("import_torch", "cuda_build", "environment", "arch_compat", "driver", "lock", "allocation", "matmul")
-TIERS = ("quick", "full")
 
 #: Environment variables that name the node, most specific first (Slurm, a Kubernetes pod given
 #: ``spec.nodeName`` through the downward API, then the usual shell ones).

@@ -33,8 +33,3 @@ def cpu_arch(text: Optional[str]) -> Optional[str]:
 def platform_arch(os: str, arch: str) -> str:
     """The platform-key spelling of ``arch`` on ``os`` (``linux``+``arm64`` → ``aarch64``)."""
     return _table()[1].get(arch, {}).get(os, arch)
-
-
-def known_arches() -> Tuple[str, ...]:
-    """envcheck's own names (``x86_64``, ``aarch64``, ``arm64``, ``x86``)."""
-    return tuple(_table()[1])

@@ -18,7 +18,6 @@ Layout::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 from envcheck.errors import DataFileError
 from envcheck.jsontypes import JSON, JSONObject
@@ -98,6 +97,6 @@ def load_machine(path: Path) -> Machine:
     return machine_from_dict(data["machine"], path)
 
 
-def machine_document(machine: Machine, comment: Optional[str] = None) -> JSONObject:
+def machine_document(machine: Machine) -> JSONObject:
     """The TOML document for a machine file."""
     return {"schema": SCHEMA, "machine": machine.to_dict()}

@@ -8,7 +8,7 @@ One type for all three, so ``envcheck probe -o machine.toml`` on a cluster node 
 
 from __future__ import annotations
 
-from dataclasses import asdict, field, fields
+from dataclasses import asdict, field
 from typing import Dict, List, Optional
 
 from envcheck.record import record
@@ -181,10 +181,6 @@ class Machine:
     def to_dict(self) -> JSONObject:
         """Plain data for JSON/TOML; ``None`` values are dropped (TOML has no null)."""
         return drop_none_table(asdict(self))
-
-    @classmethod
-    def field_names(cls) -> List[str]:
-        return [f.name for f in fields(cls)]
 
 
 def drop_none_table(table: JSONObject) -> JSONObject:

@@ -166,11 +166,6 @@ class NvArch(Sourced):
     driver_min_windows: str = ""
     driver_last_branch: str = ""  # last driver branch that supports the arch ("470", "580")
 
-    @property
-    def major_minor(self) -> Tuple[int, int]:
-        major, minor = self.compute_capability.split(".")
-        return int(major), int(minor)
-
 
 @record(frozen=True)
 class Gpu(Sourced):
@@ -466,11 +461,6 @@ class IndexWheels(Sourced):
     uploaded: str = ""
     files: Tuple[str, ...] = ()
     yanked: Tuple[str, ...] = ()
-
-    @property
-    def full_version(self) -> str:
-        """``"2.7.1+cu128"``, or the bare version when there is no label."""
-        return f"{self.version}+{self.variant}" if self.variant else self.version
 
 
 @record(frozen=True)

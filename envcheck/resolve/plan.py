@@ -183,12 +183,6 @@ class Plan:
         return (["-m", "pip", "install"] + (["--force-reinstall"] if reinstall else []) + opt
                 + [f"{k}=={v}" for k, v in self.pins.items()])
 
-    def pip_install(self, python: str = "python", reinstall: bool = False) -> str:
-        """:meth:`pip_install_args` as one POSIX shell line after ``python``."""
-        from envcheck.edge import shell_command
-
-        return shell_command([python, *self.pip_install_args(reinstall)])
-
     @property
     def index_option(self) -> str:
         """``--index-url URL`` / ``--find-links URL``; empty for plain PyPI (pip's configured index)."""

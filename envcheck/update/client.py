@@ -55,14 +55,13 @@ class Page:
     """A fetched and parsed project page.
 
     Attributes:
-        url: the URL asked for; ``final_url`` after redirects.
+        url: the URL asked for.
         kind: ``"json"`` (PEP 691) or ``"html"`` (PEP 503).
         links: the files it lists.
         nbytes: size of the body in bytes.
     """
 
     url: str
-    final_url: str
     kind: str
     links: Tuple[Link, ...]
     nbytes: int
@@ -135,7 +134,7 @@ class IndexClient:
                 )
         except PageError as exc:
             raise IndexFetchError(f"{url}: {exc}") from None
-        return Page(url, resp.url, kind, tuple(links), len(body))
+        return Page(url, kind, tuple(links), len(body))
 
     def _read_body(self, url: str, resp: requests.Response) -> bytes:
         return _read_body_with_deadline(self, url, resp)

@@ -114,9 +114,6 @@ CHECKS: Tuple[str, ...] = tuple(c.name for c in REGISTRY)
 PROBE_ORDER: Tuple[str, ...] = tuple(
     c.name for c in sorted((c for c in REGISTRY if c.probe), key=lambda c: c.run or 0))
 
-#: The probes a check without a probe of its own reads.
-PROBE_OF: Dict[str, Tuple[str, ...]] = {c.name: c.reads for c in REGISTRY if c.reads}
-
 #: ``runs.<probe>.data`` of each probe.
 PROBE_DATA: Dict[str, Any] = {c.name: c.data for c in REGISTRY if c.probe}
 
