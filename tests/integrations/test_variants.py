@@ -133,3 +133,64 @@ def test_variants_env_reads_the_given_matrices(cli, tmp_path):
     w = cli([*args, "--matrices", str(mx), "-o", str(out)])  # the file written by -o, too
     assert w.code == 0, w.err
     assert "MY_SITE_FORCE_SM_ARCH=8.9" in (out / "variants.env").read_text().splitlines()
+
+
+#: The variants.json / variant.json schema the installed uv reads (its `--preview-features wheel-variants`
+#: refuses a file without `$schema`; the URL is the one its binary names, PEP 825 draft v0.1.1).
+VARIANT_SCHEMA = "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json"
+#: Two variant wheels of a metadata-only torch, labelled as PyTorch's variant index labels its CUDA builds.
+VARIANTS = {"cu129_sm89": {"nvidia": {"cuda_version_lower_bound": ["12.9"], "sm_arch": ["89_real"]}},
+            "cu129_sm90": {"nvidia": {"cuda_version_lower_bound": ["12.9"], "sm_arch": ["90_real"]}}}
+
+
+@pytest.fixture
+def variant_index(tmp_path):
+    """A PEP 503 index on 127.0.0.1 with the two variant wheels and their torch-2.13.0-variants.json
+    (PEP 825: the label after the platform tag; the provider is NVIDIA's, which uv runs built in)."""
+    from tests.localhttp import serve_directory
+
+    head = {"$schema": VARIANT_SCHEMA, "default-priorities": {"namespace": ["nvidia"]},
+            "providers": {"nvidia": {"plugin-api": "nvidia_variant_provider.plugin:NvidiaVariantPlugin",
+                                     "requires": ["nvidia-variant-provider>=0.0.1,<1.0.0"]}}}
+    root = tmp_path / "index"
+    pkg = root / "torch"
+    pkg.mkdir(parents=True)
+    names = []
+    for label, props in VARIANTS.items():
+        built = wheel(tmp_path, "2.13.0", {**head, "variants": {label: props}})
+        name = f"torch-2.13.0-py3-none-any-{label}.whl"
+        built.rename(pkg / name)
+        names.append(name)
+    (pkg / "torch-2.13.0-variants.json").write_text(json.dumps({**head, "variants": VARIANTS}))
+    names.append("torch-2.13.0-variants.json")
+    (pkg / "index.html").write_text("<html><body>\n" + "".join(f'<a href="{n}">{n}</a><br/>\n' for n in names)
+                                    + "</body></html>\n")
+    (root / "index.html").write_text('<html><body><a href="torch/">torch</a></body></html>\n')
+    with serve_directory(root) as url:
+        yield url
+
+
+@pytest.mark.parametrize("gpu,label", [("RTX 4090", "cu129_sm89"), ("H100", "cu129_sm90")])
+def test_uv_installs_the_variant_of_the_named_machine(cli, tmp_path, uv_bin, variant_index, gpu, label):
+    """The whole preview loop on a GPU-less host: `plan --format variants` for a named machine, its
+    variables given to the real uv's wheel-variant preview against a local variant index, and verify
+    reads back the label of the wheel uv chose — a different one per GPU."""
+    import os
+
+    r = cli(["plan", "--gpu", gpu, "--driver", "580.65.06", "--format", "variants"])
+    assert r.code == 0, r.err
+    overrides = env_lines(r.out)
+    assert set(overrides) == {"NV_VARIANT_PROVIDER_FORCE_SM_ARCH", "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "PIP_", "NV_VARIANT", "AMD_VARIANT"))}
+    env.update(overrides, UV_NO_CONFIG="1", UV_CACHE_DIR=str(tmp_path / "uv-cache"), UV_PYTHON_DOWNLOADS="never")
+    venv = tmp_path / "venv"
+    made = subprocess.run([uv_bin, "venv", "-q", "--python", sys.executable, str(venv)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    py = venv / "bin" / "python"
+    got = subprocess.run([uv_bin, "pip", "install", "--python", str(py), "--preview-features", "wheel-variants",
+                          "--index-url", f"{variant_index}/", "torch"], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert got.returncode == 0, got.stderr
+    v = cli(["verify", "--python", str(py), "--checks", "import_torch", "--json", "--timeout", "60"])
+    assert v.json()["variant"]["label"] == label, v.json()["variant"]
