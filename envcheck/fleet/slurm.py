@@ -73,7 +73,9 @@ def _q(text: str) -> str:
 def _sbatch(option: str, value: object) -> str:
     """One ``#SBATCH --option=value`` line, the value one quoted word (sbatch reads ``#SBATCH`` lines
     with shell-like quoting: quotes and backslashes group, an unquoted ``#`` starts a comment)."""
-    return f"#SBATCH --{option}={_q(str(value))}"
+    text = str(value)
+    plain = re.fullmatch(r"[\w@%+=:,./\[\]-]+", text, re.ASCII)  # a hostlist's brackets are not special
+    return f"#SBATCH --{option}={text if plain else _q(text)}"
 
 
 def _verify_args(o: SlurmOptions) -> List[str]:

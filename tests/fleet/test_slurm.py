@@ -23,7 +23,7 @@ def test_batch_script_text():
     assert r.code == 0, r.err
     lines = r.out.splitlines()
     assert lines[0] == "#!/bin/bash"
-    for want in ("#SBATCH --partition=gpu", "#SBATCH --nodelist='gpu[001-016]'", "#SBATCH --ntasks-per-node=1",
+    for want in ("#SBATCH --partition=gpu", "#SBATCH --nodelist=gpu[001-016]", "#SBATCH --ntasks-per-node=1",
                  "#SBATCH --time=00:10:00"):
         assert want in lines
     assert 'srun --ntasks-per-node=1 --kill-on-bad-exit=0 "$ENVCHECK" verify --tier quick --lock /shared/envcheck.lock.toml \\' in lines

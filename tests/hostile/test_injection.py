@@ -351,8 +351,8 @@ def test_fleet_slurm_refuses_a_value_with_a_line_break(cli, monkeypatch, tally, 
     command of the batch script: exit 2, one line, no script."""
     args = ["fleet", "slurm", "--nodes", "2"]
     with monkeypatch.context() as mp:
-        if via == "env" and flag != "--reports":  # ENVCHECK_REPORTS is the job's own variable
-            mp.setenv("ENVCHECK_" + flag[2:].upper().replace("-", "_"), payload.replace("\0", ""))
+        if via == "env":  # the command's own variable (ENVCHECK_REPORTS is the job's, --python has 2 meanings)
+            mp.setenv("ENVCHECK_FLEET_SLURM_" + flag[2:].upper().replace("-", "_"), payload.replace("\0", ""))
         else:
             args += [flag, payload]
         r = cli(args)
