@@ -196,11 +196,11 @@ def pinned_last(path: list, tmp: Path, base: str, run: str) -> list:
             "--time", "00:02:00"]
 
 
-def run_process(argv: list, limit: float, env=None) -> tuple:
+def run_process(argv: list, limit: float, env=None, cwd=None) -> tuple:
     """``python -m envcheck ARGV`` in its own session; killed with its group at ``limit`` seconds.
     Returns ``(exit code or None when it hung, stdout, stderr)``."""
     p = subprocess.Popen([sys.executable, "-m", "envcheck", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, start_new_session=True, cwd=str(ROOT), env=env)
+                         stdin=subprocess.DEVNULL, start_new_session=True, cwd=str(cwd or ROOT), env=env)
     try:
         out, err = p.communicate(timeout=limit)
         return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
@@ -240,7 +240,8 @@ def test_generated_heavy_command_lines(tmp_path, run_base, engine, slurm, tally)
                 argv[2:3] = argv[2].split()
             argv += pinned_last(path, tmp_path, run_base, run)
             seen.add(tuple(path))
-            code, out, err = run_process(argv, 240, slurm.env if path == ["fleet", "slurm"] else None)
+            # in tmp: sbatch writes the jobs' logs into the folder it was called from
+            code, out, err = run_process(argv, 240, slurm.env if path == ["fleet", "slurm"] else None, tmp_path)
             if os.environ.get("HOSTILE_SHOW"):
                 print(code, argv, err.strip().splitlines()[-1:] if err.strip() else "")
             tally["vectors.argv.heavy"] += 1
