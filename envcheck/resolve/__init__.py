@@ -231,10 +231,42 @@ def _only(c: Candidate, codes: set) -> bool:
     return bool(c.reasons) and all(r.code in codes for r in c.reasons)
 
 
+def _without_request_limits(res: Resolution, ctx: Context, release_index: Dict[str, int]) -> List[str]:
+    """When nothing fits and the request narrowed the choice (``--torch``, ``--backend``): what the
+    resolver picks without that limit, and why the limit excluded it — the first release with code
+    for the GPU for ``--torch``, the backend the GPU needs for ``--backend``. One answer: each
+    sentence comes from :func:`resolve` on the relaxed request, never from a second rule."""
+    from dataclasses import replace
+
+    req = ctx.request
+    out: List[str] = []
+    if req.torch is not None and not req.nightly:
+        free = resolve(ctx.machine, replace(req, torch=None, torch_text=""), ctx.matrix)
+        if free.chosen is not None:
+            first = max(free.accepted, key=lambda c: release_index.get(c.release.version, -1))
+            asked = [c for c in res.candidates if not any(r.code == "torch" for r in c.reasons)]
+            arch = [r.message for c in asked for r in c.reasons if r.code == "gpu-arch"]
+            gpus = ", ".join(f"{g.name} ({g.arch})" for g in ctx.machine.served_gpus)
+            lead = (f"the {gpus} has code in no torch matching --torch {req.torch_text}" if arch and gpus
+                    else f"no build of --torch {req.torch_text} fits this machine")
+            out.append(f"{lead}: the first release that fits is {name_of(first)} — raise or drop --torch "
+                       f"(without it the plan is {name_of(free.chosen)})")
+    if req.backend not in ("auto", "cpu"):
+        free = resolve(ctx.machine, replace(req, backend="auto"), ctx.matrix)
+        if free.chosen is not None and free.chosen.build.backend != "cpu":
+            why = next((r.message for c in res.candidates for r in c.reasons if r.code == "backend"
+                        and "cannot drive" in r.message), "")
+            out.append((f"{why} — " if why else "") + f"without --backend {req.backend} the plan is "
+                       f"{name_of(free.chosen)}")
+    return out
+
+
 def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) -> List[str]:
     out: List[str] = []
     chosen = res.chosen
     machine = ctx.machine
+    if chosen is None:
+        out += _without_request_limits(res, ctx, release_index)
     if chosen is not None and ctx.request.prefer != "newest":
         newer = [c for c in res.accepted if release_index[c.release.version] < release_index[chosen.release.version]]
         if newer:
