@@ -1,5 +1,6 @@
-"""``matrix show|validate|status|update``: the builds on record (filtered), the data's problems,
-how fresh the index data is, and the refresh from a wheel index. No argparse, no printing."""
+"""``matrix show|validate|status|update``, ``gpus`` and ``lock check``: the builds and GPUs on record
+(filtered), the data's problems, how fresh the index data is, the refresh from a wheel index, and
+whether locks still resolve against it. No argparse, no printing."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.lockcheck import LockStatus
     from envcheck.matrix import Matrix
     from envcheck.matrix.index.status import Status
-    from envcheck.matrix.model import Build, Release
+    from envcheck.matrix.model import Build, Gpu, Release
     from envcheck.matrix.validate import Problem
     from envcheck.update.update import Progress, UpdateResult
 
@@ -132,3 +134,73 @@ def update_index(request: UpdateRequest, progress: Optional[Progress] = None) ->
                           matrices=request.matrices, data_dir=request.data_dir, channel=request.channel,
                           variants=list(request.variants) if request.variants else None, dry_run=request.dry_run,
                           client=client, progress=progress)
+
+
+@dataclass(frozen=True)
+class GpuSearch:
+    """The GPUs a query names (by name, alias, arch, family, vendor, else a PCI id or lspci line),
+    and, when none, the close names envcheck knows."""
+
+    query: str
+    gpus: Tuple[Gpu, ...]
+    suggestions: Tuple[str, ...] = ()
+    unknown: bool = False  # the name lookup refused the query too (then ``suggestions`` are its close names)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.gpus else 1
+
+    def to_json(self) -> List[Dict[str, Any]]:
+        """``gpus --json``: one object per GPU."""
+        return [{"name": g.name, "vendor": g.vendor, "arch": g.arch, "family": g.family,
+                 "segment": g.segment, "memory_mib": g.memory_mib, "aliases": list(g.aliases),
+                 "source": list(g.source), "confidence": g.confidence} for g in self.gpus]
+
+
+def search_gpus(query: str = "", matrices: Optional[Path] = None) -> GpuSearch:
+    """The GPU names envcheck knows that match ``query`` (empty: all of them)."""
+    from envcheck.errors import UnknownGpuError
+    from envcheck.matrix import load_matrix
+
+    matrix = load_matrix(matrices)
+    gpus = matrix.search_gpus(query)
+    if not gpus and query:  # a PCI id, an lspci line, a codename, a name only the PCI database knows
+        found = matrix.pci_gpu(query)
+        gpus = [found] if found is not None else []
+    suggestions: Tuple[str, ...] = ()
+    unknown = False
+    if not gpus:
+        try:
+            matrix.find_gpu(query)
+        except UnknownGpuError as exc:
+            suggestions, unknown = tuple(exc.suggestions), True
+    return GpuSearch(query=query, gpus=tuple(gpus), suggestions=suggestions, unknown=unknown)
+
+
+@dataclass(frozen=True)
+class LockCheck:
+    """Each lock's status (ok, outdated, broken) against the current matrix."""
+
+    results: Tuple[LockStatus, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a lock no longer resolves (an outdated one is a warning), else 0."""
+        return 1 if any(r.status == "broken" for r in self.results) else 0
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"locks": [{"path": r.path, "status": r.status, "locked": r.locked, "chosen": r.chosen,
+                           "reasons": r.reasons} for r in self.results]}
+
+
+def check_locks(files: Sequence[Path], matrices: Optional[Path] = None) -> LockCheck:
+    """Resolve each lock's machine and request again against the current matrix.
+
+    Raises:
+        DataFileError: not a lock file, or one without a machine to resolve for (exit 2).
+    """
+    from envcheck.lockcheck import check_lock
+    from envcheck.matrix import load_matrix
+
+    matrix = load_matrix(matrices)
+    return LockCheck(results=tuple(check_lock(f, matrix) for f in files))

@@ -26,29 +26,19 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.matrix import load_matrix
+    from envcheck.app.matrix import search_gpus
 
-    matrix = load_matrix(args.matrices)
     query = " ".join(args.query)
-    gpus = matrix.search_gpus(query)
-    if not gpus and query:  # a PCI id, an lspci line, a codename, a name only the PCI database knows
-        found = matrix.pci_gpu(query)
-        gpus = [found] if found is not None else []
+    found = search_gpus(query, args.matrices)
+    gpus = found.gpus
     if args.json:
-        json.dump([{"name": g.name, "vendor": g.vendor, "arch": g.arch, "family": g.family,
-                    "segment": g.segment, "memory_mib": g.memory_mib, "aliases": list(g.aliases),
-                    "source": list(g.source), "confidence": g.confidence} for g in gpus],
-                  sys.stdout, indent=2)
+        json.dump(found.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return 0 if gpus else 1
+        return found.exit_code
     if not gpus:
-        from envcheck.errors import UnknownGpuError
-
-        try:
-            matrix.find_gpu(query)
-        except UnknownGpuError as exc:
+        if found.unknown:
             sys.stderr.write(f"envcheck: no GPU matches {query!r}" + (
-                "; did you mean: " + ", ".join(exc.suggestions) if exc.suggestions else "") + "\n")
+                "; did you mean: " + ", ".join(found.suggestions) if found.suggestions else "") + "\n")
         return 1
     from rich.table import Table
 

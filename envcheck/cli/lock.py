@@ -34,23 +34,20 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from envcheck.app.matrix import check_locks
     from envcheck.ci import annotate
     from envcheck.cli.conventions import note, warn
-    from envcheck.lockcheck import check_lock
-    from envcheck.matrix import load_matrix
 
-    matrix = load_matrix(args.matrices)
-    results = [check_lock(f, matrix) for f in args.files]
-    code = 1 if any(r.status == "broken" for r in results) else 0
-    args.exit_code = code
+    checked = check_locks(args.files, args.matrices)
+    results = checked.results
+    code = args.exit_code = checked.exit_code
     for r in results:
         if r.status == "outdated":
             warn(args, r.message, title="envcheck lock check", file=r.path)
         elif r.status == "broken":
             annotate("error", r.message, title="envcheck lock check", file=r.path)
     if args.json:
-        json.dump({"locks": [{"path": r.path, "status": r.status, "locked": r.locked, "chosen": r.chosen,
-                              "reasons": r.reasons} for r in results]}, sys.stdout, indent=2)
+        json.dump(checked.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return code
     for r in results:

@@ -41,3 +41,26 @@ def test_index_status_without_generated_data(tmp_path, monkeypatch):
     d = tmp_path / "m"
     shutil.copytree(default_matrix_dir(), d, ignore=shutil.ignore_patterns("generated-*"))
     assert index_status(d).indexes == []
+
+
+def test_search_gpus():
+    from envcheck.app.matrix import search_gpus
+
+    found = search_gpus("7900 xtx")
+    assert [g.arch for g in found.gpus] and {g.arch for g in found.gpus} == {"gfx1100"} and found.exit_code == 0
+    assert found.to_json()[0]["source"]
+    missing = search_gpus("RTX 9999 Ultra")
+    assert missing.gpus == () and missing.unknown and missing.exit_code == 1
+
+
+def test_check_locks(tmp_path):
+    from envcheck.app.matrix import check_locks
+    from tests.conftest import run_cli
+
+    r = run_cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--os", "linux",
+                 "--arch", "x86_64", "--format", "lock", "-o", str(tmp_path), "--force"])
+    assert r.code == 0, r.err
+    checked = check_locks([tmp_path / "envcheck.lock.toml"])
+    (only,) = checked.results
+    assert only.status in ("ok", "outdated") and checked.exit_code == 0
+    assert checked.to_json()["locks"][0]["path"] == str(tmp_path / "envcheck.lock.toml")
