@@ -70,10 +70,25 @@ def rejected_summary(plan: Plan, limit: int = 8) -> List[str]:
     return lines
 
 
+def choice_reason(plan: Plan) -> str:
+    """Why this build, in the ranking rule's words (:data:`envcheck.resolve.RANKING_RULE`): the
+    newest release with a complete, verified set, unless --prefer newest or no release has one."""
+    from envcheck.resolve import complete_set
+
+    res = plan.resolution
+    if res.request.prefer == "newest":
+        return "the newest torch release whose build fits every constraint (--prefer newest)"
+    if complete_set(plan.candidate):
+        return ("the newest torch release with a complete, verified set (paired torchvision on record, no "
+                "unverified row) whose build fits every constraint")
+    return ("the newest torch release whose build fits every constraint (no release that fits has a complete, "
+            "verified set on record)")
+
+
 def comment_block(plan: Plan, prefix: str = "# ") -> str:
     """The explanatory comment lines every rendered file carries."""
     lines: List[str] = []
-    lines.append(f"why: the newest torch release whose build fits every constraint ({len(plan.resolution.candidates)} "
+    lines.append(f"why: {choice_reason(plan)} ({len(plan.resolution.candidates)} "
                  f"candidates checked, {len(plan.resolution.accepted)} fit)")
     drv = driver_line(plan)
     if drv:

@@ -23,6 +23,23 @@ def test_readme_and_explain_carry_the_one_rule(cli):
     assert flat(RANKING_RULE) in flat(r.out)
 
 
+def test_help_and_file_headers_state_the_rule_the_code_uses(cli, matrix):
+    """newcomer L1: `plan --help` said "the newest torch wins" and every file's header "the newest torch
+    release whose build fits" while a newer one fitting was passed over for a complete set."""
+    from envcheck.cli.plan import EPILOG
+    from envcheck.render.common import comment_block
+    from envcheck.resolve.plan import make_plan
+
+    assert "newest torch wins" not in flat(EPILOG)
+    assert "a complete, verified set" in flat(EPILOG) and "--prefer newest" in flat(EPILOG)
+    res = plan_for(matrix, gpus=["RTX 4090"])
+    assert any("--prefer newest picks it" in a for a in res.alternatives)  # a newer one fits
+    header = comment_block(make_plan(res, matrix))
+    assert "newest torch release with a complete, verified set" in header, header
+    newest = plan_for(matrix, Request(prefer="newest"), gpus=["RTX 4090"])
+    assert "(--prefer newest)" in comment_block(make_plan(newest, matrix))
+
+
 def test_complete_verified_set_beats_a_newer_incomplete_release(matrix):
     res = plan_for(matrix, gpus=["RTX 4090"])
     newest = plan_for(matrix, Request(prefer="newest"), gpus=["RTX 4090"]).chosen
