@@ -126,8 +126,10 @@ def run(args: argparse.Namespace) -> int:
     if not result.explained:
         first = text.strip().splitlines()[0][:160]
         looked = "".join(f"\n    {n['rule']}: {n['example']}" for n in result.closest)
+        near = (f"  The closest families it looked for:{looked}\n" if looked
+                else "  No family envcheck knows is close to it (none shares a word with it).\n")
         sys.stderr.write(f"envcheck: no rule explains this text ({first!r}).\n"
-                         f"  The closest families it looked for:{looked}\n"
+                         f"{near}"
                          "  `envcheck explain --list` lists every family envcheck knows; "
                          "`envcheck verify` runs the environment and may find the cause.\n")
         return 1

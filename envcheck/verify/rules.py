@@ -208,7 +208,8 @@ def platform_hints(text: str) -> Dict[str, str]:
 
 def closest(rules: List[Diagnosis], text: str, n: int = 3) -> List[Dict[str, object]]:
     """The ``n`` families whose example message shares the most words with ``text`` (for an
-    unrecognised paste: what envcheck looked for). Each: rule, score (0–1), example."""
+    unrecognised paste: what envcheck looked for). Each: rule, score (0–1], example; none that
+    shares no word (empty when nothing is close)."""
     def words(t: str) -> set:
         return {w for w in re.findall(r"[a-z][a-z0-9_]{2,}", t.lower()[:20000])}
 
@@ -219,7 +220,8 @@ def closest(rules: List[Diagnosis], text: str, n: int = 3) -> List[Dict[str, obj
         if not theirs or not mine:
             continue
         score = len(mine & theirs) / len(theirs | mine) ** 0.5 / len(theirs) ** 0.5
-        scored.append((round(score, 3), r))
+        if round(score, 3) > 0:  # a family sharing no word with the text is not close to it
+            scored.append((round(score, 3), r))
     scored.sort(key=lambda x: -x[0])
     return [{"rule": r.id, "score": sc, "example": r.example.splitlines()[0][:200]} for sc, r in scored[:n]]
 
