@@ -12,7 +12,8 @@ ranked by :func:`rank_key` — the one ranking rule (README "How the choice is m
    this off);
 2. then the newest torch release;
 3. then the best fit for the GPUs: an exact cubin/gfx target, then a same-major cubin, then PTX
-   JIT; a build whose CUDA predates the GPU's architecture ranks below one made for it;
+   JIT; a build whose CUDA predates the GPU's architecture ranks below one made for it (one that
+   reaches the GPU only through PTX is rejected: its cuDNN/cuBLAS have no code for the arch);
 4. then driver fit: full support, then driver unknown, then minor-version compatibility;
 5. then verified rows before ``unverified`` ones, then fewer other caveats;
 6. then the build variant: with a known driver, the newest CUDA/ROCm it fully supports; with the
@@ -94,7 +95,8 @@ RANKING_RULE = (
     "(and torchaudio where one was released with it) and no unverified row beats a newer release without "
     "them (--prefer newest turns this off). Then: the newest release; the best fit for the GPUs (an exact "
     "cubin or gfx target, then a same-major cubin, then PTX; a build whose CUDA predates the GPU's "
-    "architecture last); the driver fit (full, unknown, minor-version compatibility); verified rows, then "
+    "architecture last, and never one that reaches it only through PTX); the driver fit (full, unknown, "
+    "minor-version compatibility); verified rows, then "
     "fewer other caveats; with a known driver the newest CUDA/ROCm it fully supports, with the driver "
     "unknown the variant plain PyPI serves for the platform; PyPI before download.pytorch.org; and, when "
     "no Python was given, a Python torchvision and torchaudio have wheels for too, then the distribution's "

@@ -11,6 +11,14 @@ all come from the matrix; the *rules* below are the general laws those facts obe
   PTX for ``compute_XY`` JIT-compiles for any newer GPU, but only on a driver that fully supports
   the toolkit the PTX came from (minor-version compatibility does not cover PTX JIT).
   Arch-specific targets (``sm_90a``) run only on that exact GPU.
+* PTX does not carry a build across a toolkit that predates the GPU's architecture (the arch's
+  ``first_cuda``, matrices/cuda.toml): PTX JIT reaches torch's own kernels only, and the cuDNN/cuBLAS
+  it bundles for its toolkit have no code for the newer architecture (NVIDIA's Blackwell compatibility
+  guide: applications built with CUDA ≤ 12.7 need their libraries rebuilt for Blackwell; cuDNN's
+  support matrix lists each architecture per CUDA build; pytorch/pytorch#153944: "CUDA-11.8 does not
+  support Blackwell GPUs, one needs to use 12.8", a Windows cu118 build with compute_37 PTX on an
+  RTX 5080; #146977, #149845). Such a build is rejected, never ranked; a same-major cubin from a
+  predating toolkit still runs (binary compatibility) and ranks last.
 * NVIDIA driver: full support from the toolkit's own driver; within a CUDA major, an older driver
   down to the family floor runs the build under minor-version compatibility (a warning).
 * AMD: a ``gfxNNNN`` target runs only its own code object; there is no forward compatibility.
@@ -475,6 +483,14 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
     if ptx:
         c.note(arch_fit=max(fit, 2))
         src = max(ptx)[1]
+        if arch_row and arch_row.first_cuda and b.cuda and vkey(b.cuda) < vkey(arch_row.first_cuda):
+            # PTX JIT reaches only torch's own kernels: the cuDNN/cuBLAS the build bundles for its
+            # toolkit carry no code for an architecture that toolkit predates (see the module docstring)
+            c.add("gpu-arch", f"{name_of(c)} has no {g.arch} cubin and was built with CUDA {b.cuda}, before "
+                              f"{g.arch} ({g.name}) existed: its {src} PTX would JIT only torch's own kernels, "
+                              f"while the cuDNN/cuBLAS it bundles for CUDA {b.cuda} have no code for {g.arch}; "
+                              f"{g.arch} needs a build made with CUDA ≥ {arch_row.first_cuda}")
+            return
         if c.fit.driver == "minor":
             full = c.fit.driver_full
             c.add("driver", f"only PTX ({src}) serves {g.arch} ({g.name}) in {name_of(c)}, and PTX "

@@ -218,9 +218,11 @@ class Context:
         words = ["-m", "pip", "install"] + (["--force-reinstall"] if reinstall else []) + list(pins)
         return "`" + self.py_command(*words, *option_words(index_option)) + "`"
 
-    def earliest(self, res: Any) -> Optional[Any]:
-        """The oldest accepted candidate of a resolution (the first release that would work)."""
-        acc = res.accepted
+    def earliest(self, res: Any, with_code: bool = False) -> Optional[Any]:
+        """The oldest accepted candidate of a resolution (the first release that would work);
+        ``with_code``: the oldest whose cubins run on the GPUs (the resolver's own arch fit: an
+        exact or same-major cubin, not PTX JIT)."""
+        acc = [c for c in res.accepted if c.fit.arch_fit < 2] if with_code else res.accepted
         return min(acc, key=lambda c: vkey(c.release.version)) if acc else None
 
     def compile_min_torch(self, python: str) -> Optional[str]:

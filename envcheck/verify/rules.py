@@ -359,7 +359,7 @@ def arch_fix(ctx: Context) -> str:
                 f"`{ctx.command('envcheck', 'plan', '--gpu', gpus[0].name, '--explain')}` lists every candidate and why it fails.")
     from envcheck.resolve.rules import name_of
 
-    first = ctx.earliest(res)
+    first = ctx.earliest(res, with_code=True)
     tail = ""
     if first is not None and first.release.version != plan.release.version:
         tail = f" The first release with code for {names} that fits this machine is {name_of(first)}."
