@@ -111,6 +111,15 @@ def list_families(args: argparse.Namespace) -> int:
     return 0
 
 
+def headline(text: str, matched: str, limit: int = 200) -> str:
+    """The pasted line the rule matched in, whole (a match can start mid-line: "GLIBC_2.28' not found"
+    of "ImportError: /lib64/libc.so.6: version `GLIBC_2.28' not found"); the match itself when it
+    spans lines."""
+    m = matched.strip()
+    line = next((ln.strip() for ln in text.splitlines() if m and m in ln), m)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def run(args: argparse.Namespace) -> int:
     from envcheck.app.explain import ExplainRequest, explain
 
@@ -140,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     for i, f in enumerate(result.findings):
         if i:
             con.print()
-        con.print(f"[bold]{escape(f.matched.strip())}[/bold]  [dim]({f.rule})[/dim]")
+        con.print(f"[bold]{escape(headline(text, f.matched))}[/bold]  [dim]({f.rule})[/dim]")
         con.print(f"  [bold]cause:[/bold] {escape(f.cause)}")
         con.print(f"  [bold]fix:[/bold]   {escape(f.fix)}")
         if f.source:

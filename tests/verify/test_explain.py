@@ -125,3 +125,12 @@ def test_a_driver_below_full_support_is_enough_only_under_minor_version_compat(c
     (f,) = [f for f in r.json()["findings"] if f["rule"] == "arch-not-compatible"]
     assert "525.60.13" not in f["fix"], f["fix"]
     assert "is enough only under minor-version compatibility" in f["fix"], f["fix"]
+
+
+def test_the_headline_is_the_pasted_line_not_a_fragment(cli):
+    """newcomer L6: the GLIBC message's headline was "GLIBC_2.28' not found" (stray quote, library
+    dropped). Message as in pytorch/pytorch#150724 (CentOS 7 / glibc 2.17)."""
+    text = "ImportError: /lib64/libc.so.6: version `GLIBC_2.28' not found"
+    r = cli(["explain", "--no-probe", text])
+    assert r.code == 0
+    assert r.out.splitlines()[0].startswith(text + "  (glibc-too-old)"), r.out.splitlines()[0]
