@@ -5,7 +5,7 @@ the config file's ``[<command>]`` table · its top level · the built-in default
 
 The config file is ``--config FILE``, else the first of ``envcheck.toml`` or ``pyproject.toml``
 with a ``[tool.envcheck]`` table found from the working directory upward (``envcheck.toml`` wins
-in one folder). ``--no-config`` (or ``ENVCHECK_NO_CONFIG=1``) reads none.
+in one folder). ``--no-config`` (or ``ENVCHECK_NO_CONFIG=1``, unless ``--config FILE`` is given) reads none.
 
 Keys are the long flag names (``backend``, ``format``, ``mirror``…), dashes or underscores. A key
 at the top level applies to every command that has that flag; ``[tool.envcheck.plan]`` to ``plan``
@@ -14,7 +14,7 @@ only. Values are TOML types: a string, a boolean for a switch, a list for a repe
 Every flag has an environment variable: ``--backend`` → ``ENVCHECK_BACKEND``, ``--pin-python`` →
 ``ENVCHECK_PIN_PYTHON``; ``ENVCHECK_VERIFY_PYTHON`` targets one command (``ENVCHECK_DOCKER_BASE_MIRROR``
 for a two-word one). A switch takes ``1/true/yes/on`` or ``0/false/no/off``; a repeatable flag takes a
-comma-separated list.
+comma-separated list, and the command line's values replace it (they are not added to it).
 
 A shared key (top level, ``ENVCHECK_<FLAG>``) means one thing in every command it reaches: where a
 command's flag of that name means something else (:data:`OWN_MEANING`: ``verify --python`` is an
@@ -201,6 +201,19 @@ def _convert(a: argparse.Action, value: Any, origin: str) -> Any:
     return out if many else out[0]
 
 
+class Replaced(list):  # type: ignore[type-arg]
+    """A repeatable flag's value from the config file or the environment: the command line replaces
+    it rather than adding to it (argparse's append/extend actions copy the default before their
+    first item; this copy is empty)."""
+
+    def __copy__(self) -> list:  # type: ignore[type-arg]
+        return []
+
+
+def _repeatable(a: argparse.Action) -> bool:
+    return isinstance(a, (argparse._AppendAction, argparse._ExtendAction))
+
+
 def apply_settings(parser: argparse.ArgumentParser, command: str, config: Optional[Path], no_config: bool,
                    environ: Mapping[str, str], cwd: os.PathLike[str] | str) -> Settings:
     """Set ``parser``'s defaults from the config file and the environment (the command line, parsed
@@ -211,9 +224,9 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
     """
     actions = _actions(parser)
     s = Settings()
-    if no_config or environ.get("ENVCHECK_NO_CONFIG", "").lower() in _TRUE:
+    if no_config:
         path = None
-    elif config is not None:
+    elif config is not None:  # an explicit --config wins over $ENVCHECK_NO_CONFIG (the command line first)
         try:
             found = os.path.isfile(config)
         except (OSError, ValueError):  # a NUL byte; (isfile itself answers False for a name too long)
@@ -222,6 +235,8 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
             why = "no such file" if len(os.path.basename(os.fsencode(config))) <= 255 else "a name longer than the system allows"
             raise UsageError(f"--config {ascii(str(config))[1:-1][:200]}: {why}")
         path = config
+    elif environ.get("ENVCHECK_NO_CONFIG", "").lower() in _TRUE:
+        path = None
     else:
         path = find_config(cwd)
     layers: List[Tuple[str, Dict[str, Any]]] = []
@@ -249,7 +264,8 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
                 s.values[dest] = _convert(a, environ[var], f"${var}")
                 s.origins[dest] = f"${var}"
     if s.values:
-        parser.set_defaults(**s.values)
+        parser.set_defaults(**{dest: Replaced(v) if isinstance(v, list) and _repeatable(actions[dest]) else v
+                               for dest, v in s.values.items()})
     return s
 
 
