@@ -301,7 +301,7 @@ _TEXT = text(2000)
 
 #: ``[expect]``: what verify must find. Keys a newer envcheck adds are allowed (plain data).
 EXPECT = Table({
-    "torch_version": req("version"), "variant": req(_TEXT), "python": "python",
+    "torch_version": req("version"), "variant": req(_TEXT), "python": "python_or_empty",
     "torchvision": "version", "torchaudio": "version", "cuda": "version", "cudnn": "version",
     "cudnn_version": "int", "nccl": "version", "hip": "version",
     "arch_list": list_of("kernel_target"), "gpu_arch": list_of("gpu_arch"),
@@ -313,7 +313,8 @@ EXPECT = Table({
 #: ``[build]``: the chosen build (``torch`` and ``variant`` are what verify compares).
 BUILD = Table({
     "torch": req("version"), "variant": req(_TEXT), "channel": _TEXT,
-    "index_url": Scalar("an http(s) or file URL", _index_url, json={"type": "string"}), "index_kind": _TEXT, "python": "python",
+    "index_url": Scalar("an http(s) or file URL", _index_url, json={"type": "string"}), "index_kind": _TEXT,
+    "python": "python_or_empty",
     "platform": "platform", "wheel_tag": _TEXT, "source": list_of(_TEXT), "confidence": "confidence",
     "warnings": list_of(_TEXT),
 }, unknown="allow", extra=plain(2000), what="[build] table")

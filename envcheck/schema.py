@@ -271,6 +271,10 @@ TYPES: Dict[str, Scalar] = {
     "version_or_empty": Scalar("a version like '12.8' (or \"\")", lambda v: v == "" or is_version(v),
                                json={"type": "string", "maxLength": VERSION_MAX}),
     "python": pattern(PY_RE, "a Python version like '3.12' or '3.13t'"),
+    # a lock of a plan whose build names no Python writes "" (envcheck/resolve/plan.py)
+    "python_or_empty": Scalar("a Python version like '3.12' or '3.13t' (or \"\")",
+                              lambda v: v == "" or (isinstance(v, str) and fullmatch(PY_RE, v)),
+                              json={"type": "string", "pattern": f"^(?:{PY_RE})?$"}),
     # what an interpreter reports: "3.12.9", "3.13.0rc1"
     "python_version": Scalar("a Python version such as '3.12.9'",
                              lambda v: isinstance(v, str) and _rx(r"\d+\.\d+(?!\d)").match(v) is not None,

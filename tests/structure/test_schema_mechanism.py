@@ -192,11 +192,19 @@ PYTHON_SLOTS = {
 
 @pytest.mark.parametrize("value, ok", [
     ("3.12", True), ("3.13t", True), ("3.9", True),
-    ("3.12.1", False), ("3", False), ("py3.12", False), ("3.13T", False), ("", False),
+    ("3.12.1", False), ("3", False), ("py3.12", False), ("3.13T", False), (" 3.12", False),
 ])
 def test_a_python_is_one_thing_in_every_file(tmp_path, value, ok):
     answers = {kind: accepts(kind, tmp_path, slot(value)) for kind, slot in PYTHON_SLOTS.items()}
     assert answers == {kind: ok for kind in PYTHON_SLOTS}
+
+
+def test_an_empty_python_is_a_lock_of_a_plan_without_one(tmp_path):
+    """The plan writes python = "" when its build names no Python (resolve/plan.py); the lock reads
+    back what envcheck wrote. A machine or a matrix row never has an empty Python."""
+    assert accepts("lock", tmp_path, PYTHON_SLOTS["lock"](""))
+    assert not accepts("machine", tmp_path, PYTHON_SLOTS["machine"](""))
+    assert not accepts("matrix-build", tmp_path, PYTHON_SLOTS["matrix-build"](""))
 
 
 def test_sm_90a_machine_names_the_gpu_it_belongs_to(tmp_path):
