@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional, Tuple
 
 from envcheck.cli.flags import (
     add_checks, add_force, add_interpreter, add_json, add_lock, add_matrices, add_skip, add_tier, add_timeout,
@@ -102,13 +102,22 @@ def run(args: argparse.Namespace) -> int:
 
     with CheckProgress.for_stderr(len(probes_for(checks))) as progress:
         result = verify(request, progress=progress)
-    variant = result.extra.get("variant")
-    if isinstance(variant, dict) and variant.get("installed"):
+    said = variant_note(result.extra.get("variant"))
+    if said is not None:
         from envcheck.cli.conventions import note
 
-        label = variant.get("label")
-        props = variant.get("properties")
-        note(args, f"torch {variant.get('version')}: wheel variant "
-             + (f"{label!r} ({', '.join(map(str, props if isinstance(props, list) else []))})" if label else
-                "none (a plain wheel; its build is the +label)") + " [preview]")
+        note(args, said[0], level=said[1])
     return verify_output(args, result)
+
+
+def variant_note(variant: object) -> Optional[Tuple[str, int]]:
+    """The stderr line about the installed torch's wheel variant and the verbosity it needs: a variant
+    wheel is news (always shown); a plain wheel — nearly every install — only with -v (newcomer L3)."""
+    if not (isinstance(variant, dict) and variant.get("installed")):
+        return None
+    label = variant.get("label")
+    props = variant.get("properties")
+    if label:
+        return (f"torch {variant.get('version')}: wheel variant {label!r} "
+                f"({', '.join(map(str, props if isinstance(props, list) else []))}) [preview]", 0)
+    return f"torch {variant.get('version')}: wheel variant none (a plain wheel; its build is the +label) [preview]", 1

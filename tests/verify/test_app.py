@@ -149,3 +149,16 @@ def test_probe_writes_a_machine_file_it_never_clobbers(tmp_path):
     assert target.read_text() == "mine"
     with pytest.raises(UsageError, match="is a directory"):
         probe(ProbeRequest(docker=False, output=tmp_path))
+
+
+def test_a_plain_wheel_is_no_news_on_stderr():
+    """newcomer L3: every verify printed "wheel variant none (a plain wheel…) [preview]"; now only -v shows it,
+    while a variant wheel (PEP 825 draft, label e.g. 'sm89') is still named at normal verbosity."""
+    from envcheck.cli.verify import variant_note
+
+    plain = {"preview": True, "installed": True, "version": "2.13.0+cpu", "label": None, "build": "cpu"}
+    text, level = variant_note(plain)
+    assert level == 1 and "plain wheel" in text
+    text, level = variant_note({**plain, "label": "sm89", "properties": ["nvidia :: sm_arch :: 8.9"]})
+    assert level == 0 and "'sm89'" in text
+    assert variant_note({"installed": False}) is None and variant_note(None) is None
