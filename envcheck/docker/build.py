@@ -208,13 +208,14 @@ def build_from_plan(client: Any, plan: Any, matrix: Any, tag: Optional[str] = No
     import time
 
     from envcheck.docker.wheelhouse import Wheelhouse, prepare, select_pins
-    from envcheck.render.files import render_dockerfile
+    from envcheck.render.files import dockerfile_plan, render_dockerfile
 
     t0 = time.monotonic()
     if tag:
         from envcheck.edge import check_image
 
         check_image(tag, "--tag")
+    host, plan = plan, dockerfile_plan(plan)  # an image is a Linux container: a Windows / macOS plan's container plan
     row = base_row(plan, matrix, base_image)
     pins = select_pins(plan.pins, packages)
     notes: List[str] = []
@@ -226,7 +227,8 @@ def build_from_plan(client: Any, plan: Any, matrix: Any, tag: Optional[str] = No
         pins, origin, wheels = wh.pins, wh.origin, wh.path
         notes += wh.notes
     iplan = image_plan(plan, pins, row)
-    dockerfile = render_dockerfile(iplan, wheelhouse=CONTEXT_WHEELHOUSE if wheels else None)
+    dockerfile = render_dockerfile(iplan, wheelhouse=CONTEXT_WHEELHOUSE if wheels else None,
+                                   host=host if host is not plan else None)
     tag = tag or default_tag(pins)
     with tempfile.TemporaryDirectory(prefix="envcheck-build-") as tmp:
         make_context(Path(tmp), dockerfile, wheels)

@@ -75,7 +75,7 @@ class Matrix:
         releases: torch releases, newest first.
         builds: every build row (each may cover several releases).
         channels, toolkits, families, archs, gpus, rocm_wsl, steps, distros, manylinux,
-        conda_forge, pytorch_channel, base_images, ci_targets: see matrices/README.md.
+        conda_forge, pytorch_channel, base_images, ci_targets, container_routes: see matrices/README.md.
         index_updates, index_wheels: the generated index rows (``generated-index-*.toml``); query
             them through :meth:`index_data`.
         directory: the folder the rows were read from.
@@ -119,6 +119,7 @@ class Matrix:
         self.base_images: List[m.BaseImage] = rows("base_image")
         self.variant_providers: Dict[str, m.VariantProvider] = {x.vendor: x for x in rows("variant_provider")}
         self.ci_targets: List[m.CiTarget] = rows("ci_target")
+        self.container_routes: List[m.ContainerRoute] = rows("container_route")
         self.index_updates: List[m.IndexUpdate] = rows("update", "generated-index")
         self.index_wheels: List[m.IndexWheels] = rows("wheels", "generated-index")
         self._index_data: Optional[IndexData] = None

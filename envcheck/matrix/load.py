@@ -209,6 +209,8 @@ SPECS: Dict[type, Table] = {
         "env": map_of("str"),
         "prerequisites": list_of("str"),
     }),
+    m.ContainerRoute: _row({"host_os": req(one_of("windows", "macos")), "vendor": req(list_of("str")),
+                            "wsl": "bool", "says": req("str")}),
     m.CiTarget: _row({"name": req("str"), "args": req(list_of("str")), "description": "str"}),
     m.IndexUpdate: _row({
         "channel": req("str"),
@@ -271,7 +273,8 @@ TABLES: List[Tuple[re.Pattern[str], Dict[str, type]]] = [
     (re.compile(r"conda\.toml"), {"conda_forge": m.CondaForgeRow, "pytorch_channel": m.PytorchChannelRow,
                                          "constraint": m.CondaConstraint}),
     (re.compile(r"variants\.toml"), {"variant_provider": m.VariantProvider}),
-    (re.compile(r"docker\.toml"), {"base_image": m.BaseImage, "ci_target": m.CiTarget}),
+    (re.compile(r"docker\.toml"), {"base_image": m.BaseImage, "ci_target": m.CiTarget,
+                                         "container_route": m.ContainerRoute}),
     (re.compile(r"diagnoses\.toml"), {"diagnosis": m.Diagnosis, "tolerance": m.Tolerance, "limit": m.Limit}),
     # written by `envcheck matrix update` (envcheck/update/); one file per (channel, package)
     (re.compile(r"generated-index-[a-z0-9._-]+\.toml"), {"update": m.IndexUpdate, "wheels": m.IndexWheels}),

@@ -414,6 +414,22 @@ class BaseImage(Sourced):
 
 
 @record(frozen=True)
+class ContainerRoute(Sourced):
+    """How a GPU of a non-Linux host reaches a Linux container (``[[container_route]]``, docker.toml).
+
+    A Dockerfile is always a Linux container; a Windows or macOS plan's Dockerfile is rendered from
+    the plan re-resolved for that container: with the GPUs a route passes through (``vendor``),
+    as a WSL 2 guest when ``wsl`` (the Windows driver serves it), and without any GPU (the CPU
+    build) when no route is on record.
+    """
+
+    host_os: str = ""  # windows | macos
+    vendor: Tuple[str, ...] = ()  # the GPU vendors it passes through
+    wsl: bool = False  # the container runs as a WSL 2 guest (Docker Desktop's WSL 2 backend)
+    says: str = ""  # one sentence for the Dockerfile
+
+
+@record(frozen=True)
 class CiTarget(Sourced):
     """A CI image target (nox ``images`` session)."""
 

@@ -151,20 +151,56 @@ def docker_run_flags(plan: Plan) -> List[str]:
     return list(img.run_flags) if img else []
 
 
-def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
-    """``Dockerfile`` from the template the base-image row names.
+OS_NAMES = {"windows": "Windows", "macos": "macOS"}
+#: where a Dockerfile puts the plan's lock in the image (its verify step reads it there)
+IMAGE_LOCK_DIR = "/opt/envcheck"
+
+
+def dockerfile_plan(plan: Plan) -> Plan:
+    """The plan a Dockerfile holds: a Dockerfile is always a Linux container, so a Windows or macOS
+    plan's is its container plan (re-resolved, :mod:`envcheck.resolve.container`).
+
+    Raises:
+        UsageError: nothing fits that container (the plan's ``container_note`` says why).
+    """
+    from envcheck.errors import UsageError
+
+    if plan.machine.os == "linux":
+        return plan
+    if plan.container is None:
+        raise UsageError(plan.container_note or "no Dockerfile: this plan has no Linux container plan")
+    return plan.container
+
+
+def _lock_in_image(plan: Plan) -> str:
+    """A RUN line writing the plan's lock to ``IMAGE_LOCK_DIR`` (no COPY: the Dockerfile needs nothing
+    beside it in the build context); its ``generated`` is fixed so the layer cache holds."""
+    from envcheck.resolve.recipe import LOCK_NAME
+
+    lines = render_lock(plan, generated="with this Dockerfile").rstrip("\n").splitlines()
+    args = " \\\n    ".join(shlex.quote(ln) for ln in lines)
+    return (f"# the plan's lock, for `envcheck verify --lock {IMAGE_LOCK_DIR}/{LOCK_NAME}` (below, and in the image)\n"
+            f"RUN mkdir -p {IMAGE_LOCK_DIR} && printf '%s\\n' \\\n    {args} \\\n    > {IMAGE_LOCK_DIR}/{LOCK_NAME}")
+
+
+def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None, host: Optional[Plan] = None) -> str:
+    """``Dockerfile`` from the template the base-image row names — always a Linux container: for a
+    Windows or macOS plan, from its container plan (:func:`dockerfile_plan`), said in the file.
 
     Args:
         wheelhouse: a folder (relative to the build context) holding every wheel the plan needs;
             when given, pip installs from it with ``--no-index`` (air-gapped builds).
+        host: the Windows / macOS plan ``plan`` is the container plan of (``envcheck docker build``
+            passes it), for the sentence that says so.
 
     Raises:
         UsageError: the matrix has no base image for this build's backend.
     """
     from envcheck.errors import UsageError
 
-    img = plan.base_image
     wheelhouse = wheelhouse or plan.offline or None  # plan --download: the wheels folder beside it
+    host, plan = host or plan, dockerfile_plan(plan)
+    img = plan.base_image
     if img is None:
         raise UsageError(f"no Docker base image on record for the {plan.build.backend} backend "
                          "(matrices/docker.toml)")
@@ -191,6 +227,9 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
             post.append(f"# {s.marker}: {comment_text(s.title)} (set with ENV)")
             continue
         body = " \\\n && ".join(ln.strip() for ln in s.lines())
+        if s.kind == "verify":  # its lock travels in the image (the step reads it relative to its folder)
+            post.append(_lock_in_image(plan))
+            body = f"cd {IMAGE_LOCK_DIR} \\\n && {body}"
         post.append(f"# {s.marker}: {comment_text(s.title)}\nRUN {body}")
     env = [f"ENV {docker_env(k, v)}" for k, v in sorted({**img.env, **plan.env}.items())]
     prereq = [f"# Host prerequisite: {comment_text(p)}" for p in img.prerequisites]
@@ -212,7 +251,10 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None) -> str:
     text = template("dockerfiles", img.template).substitute(
         title=title(plan),
         envcheck_version=version(),
-        comments=comment_block(plan),
+        comments=comment_block(plan) + ("\n# " + comment_text(
+            f"A Dockerfile is a Linux container, so this is the plan re-resolved for one, not the "
+            f"{OS_NAMES.get(host.machine.os, host.machine.os)} plan ({host.title}): {host.container_note}.")
+                                        if plan is not host else ""),
         tag=re.sub(r"[^a-zA-Z0-9_.:/-]", "-", tag),
         run_flags=comment_text(" ".join(shlex.quote(w) for f in docker_run_flags(plan) for w in shlex.split(f))),
         prerequisites="\n".join(prereq),

@@ -102,6 +102,8 @@ class Plan:
             machine runs, not necessarily the pip release), or ``None`` (``conda_reason`` says
             why) → a pip section inside the environment.
         base_image: the Docker base image row.
+        container: for a Windows / macOS plan, the plan of the Linux container its Dockerfile holds
+            (``container_note`` says how it was re-resolved, or why there is none).
         notes: sentences for comments (why, needs, caveats).
     """
 
@@ -123,6 +125,10 @@ class Plan:
     mirrors: List[Tuple[str, str]] = field(default_factory=list)
     matrix_index_url: str = ""  # the index URL before --mirror
     offline: str = ""  # a folder of wheels (plan --download): installs use --no-index --find-links it
+    # a Windows / macOS plan's Linux container (its Dockerfile), re-resolved (envcheck/resolve/container.py);
+    # None for a Linux plan (its own container) or when nothing fits (container_note says why)
+    container: Optional[Plan] = None
+    container_note: str = ""
 
     @property
     def machine(self):
@@ -333,4 +339,8 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
     from envcheck.resolve.recipe import build_recipe
 
     plan.recipe = build_recipe(plan, matrix, res.request.compile, steps)
+    if res.machine.os != "linux":  # a Dockerfile is a Linux container: its own plan
+        from envcheck.resolve.container import container_plan
+
+        plan.container, plan.container_note = container_plan(res, matrix, mirrors)
     return plan

@@ -47,12 +47,15 @@ def test_every_format_carries_every_step(matrix, name):
     p = _plan(matrix, MACHINES[name])
     kinds = [s.kind for s in p.recipe]
     assert kinds[-1] == "verify" and "install" in kinds and "python" in kinds, kinds
-    formats = [f for f in FORMATS if not (f == "docker" and p.base_image is None)  # no XPU base image on record
+    from envcheck.render.files import dockerfile_plan
+
+    formats = [f for f in FORMATS if not (f == "docker" and dockerfile_plan(p).base_image is None)  # no XPU base image
                and f not in NETWORK_FORMATS]  # pylock reads the index: tests/integrations/test_pylock.py
     files = render(p, formats)
     for fmt in (f for f in TEXT_FORMATS if f in formats):
         text = next(t for n, t in files.items() if n == FORMATS[fmt][0] or (fmt == "script" and n.startswith("install.")))
-        missing = [s.marker for s in p.recipe if s.marker not in text]
+        recipe = dockerfile_plan(p).recipe if fmt == "docker" else p.recipe  # a Dockerfile: its Linux container's
+        missing = [s.marker for s in recipe if s.marker not in text]
         assert not missing, (fmt, missing)
     lock = tomllib.loads(files["envcheck.lock.toml"])
     assert [(s["kind"], s["key"]) for s in lock["step"]] == [(s.kind, s.key) for s in p.recipe]
@@ -337,3 +340,35 @@ def test_install_sh_written_alone_runs_to_a_passing_verify(tmp_path):
     assert "cannot read" not in res.stderr
     assert re.search(r"\block\b.*pass|PASS.*lock", res.stdout + res.stderr, re.I | re.S), res.stdout[-3000:]
     assert "==> done: every step passed" in res.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# newcomer H6 / M14 / M10: a Dockerfile is always a Linux container
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name,backend", [("rtx4090-windows", "cuda"), ("macos", "cpu"),
+                                          ("arc-windows", "cpu"), ("cpu-linux", "cpu")])
+def test_dockerfile_is_a_linux_container_of_the_resolvers_answer(matrix, name, backend):
+    """A Windows plan's Dockerfile carried the PowerShell verify step in a Linux image (`/bin/sh:
+    Syntax error: "{" unexpected`); a macOS plan's installed PyPI's Linux (CUDA) wheel with no index.
+    The Dockerfile now holds the plan re-resolved for a Linux container: NVIDIA on Windows through
+    Docker Desktop's WSL 2 route (a CUDA build), every other GPU of Windows / macOS the CPU build, said
+    in the file; its steps are Linux steps; $VENV is defined; the lock it verifies against is in it."""
+    flags = dict(MACHINES.get(name) or dict(gpus=["Arc A770"], os="windows"))
+    p = _plan(matrix, flags)
+    text = render(p, ["docker"])["Dockerfile"]
+    assert "-windows]" not in text and "Get-Command" not in text and "Scripts\\python.exe" not in text
+    pip_line = next(ln for ln in text.splitlines() if ln.startswith("RUN python -m pip install"))
+    assert "--index-url https://download.pytorch.org/whl/" in pip_line  # never PyPI's default (CUDA) Linux wheel
+    variant = re.search(r"torch==[\d.]+\+(\w+)", pip_line).group(1)
+    assert (variant == "cpu") == (backend == "cpu"), pip_line
+    if p.machine.os != "linux":
+        assert "A Dockerfile is a Linux container" in text and "matrices/docker.toml" in text
+    assert re.search(r"^ENV VENV=/opt/venv ", text, re.M)
+    assert "printf '%s\\n'" in text and "> /opt/envcheck/envcheck.lock.toml" in text
+    verify = text[text.index("# [verify] verify"):]
+    assert verify.startswith("# [verify] verify:") and "RUN cd /opt/envcheck" in verify
+    r = subprocess.run(["sh", "-n", "-c", verify.split("RUN ", 1)[1].split("\nLABEL", 1)[0].replace("\\\n", "")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
