@@ -34,7 +34,27 @@ def plan_for_lock(lock: Any, matrix: Any) -> Any:
                          f"records ({why}); plan again with `envcheck plan`")
     if lock.index_url and plan.index_url != lock.index_url:
         plan = make_plan(res, matrix, [(plan.index_url, lock.index_url)])
-    return plan
+    return locked_pins(plan, lock, matrix)
+
+
+def locked_pins(plan: Any, lock: Any, matrix: Any) -> Any:
+    """``plan`` with exactly the pins ``lock`` records (``torch==…`` lines): a lock made with
+    ``--packages torch`` pins torch alone, and an image built from it must not get companions the
+    matrix pairs today (newcomer M3). The recipe is rebuilt for those pins."""
+    import dataclasses
+
+    from envcheck.resolve.recipe import build_recipe
+
+    pins = {}
+    for line in lock.pins:
+        req = line.split(";", 1)[0].split()[0]  # drop a marker / --hash
+        name, _, version = req.partition("==")
+        pins[name.strip()] = version.strip()
+    if not pins or pins == plan.pins:
+        return plan
+    out = dataclasses.replace(plan, pins=pins)
+    out.recipe = build_recipe(out, matrix, plan.resolution.request.compile, plan.steps)
+    return out
 
 
 def plan_from_lock_file(path: Path, matrix: Any) -> Any:

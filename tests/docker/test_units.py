@@ -103,6 +103,26 @@ def test_lock_gives_back_its_plan_and_keeps_its_mirror(tmp_path, matrix):
     assert make_plan(again.resolution, matrix).index_url == "https://download.pytorch.org/whl/cpu"
 
 
+@pytest.mark.parametrize("packages,want", [("torch", {"torch": "2.13.0+cpu"}),
+                                            ("torch,torchvision", {"torch": "2.13.0+cpu", "torchvision": "0.28.0+cpu"})])
+def test_docker_build_from_a_lock_pins_exactly_what_it_pins(cli, tmp_path, matrix, packages, want):
+    """Newcomer M3: a lock from `plan … --packages torch` pins torch alone, but `docker build --lock`
+    re-resolved the companions and asked the wheelhouse for torchvision==0.28.0+cpu. The plan a
+    lock gives back pins what the lock pins — in the Dockerfile's install line too."""
+    from envcheck.docker.source import plan_from_lock_file
+    from envcheck.render.files import render_dockerfile
+
+    out = tmp_path / "out"
+    r = cli(["plan", *CPU_FLAGS, "--packages", packages, "--format", "lock", "-o", str(out)])
+    assert r.code == 0, r.err
+    again = plan_from_lock_file(out / "envcheck.lock.toml", matrix)
+    assert again.pins == want
+    install = next(ln for ln in render_dockerfile(again).splitlines() if ln.startswith("RUN python -m pip install"))
+    assert install.endswith(" ".join(f"{k}=={v}" for k, v in want.items())), install
+    step = next(s for s in again.recipe if s.kind == "install")
+    assert ("torchvision" in step.commands) == ("torchvision" in want)
+
+
 def test_lock_and_plan_flags_together_are_bad_input(cli, tmp_path):
     lock = tmp_path / "envcheck.lock.toml"
     lock.write_text("schema = 1\n")
