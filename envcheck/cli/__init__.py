@@ -218,6 +218,26 @@ def _path_problem(exc: BaseException) -> Optional[str]:
     return None
 
 
+#: flags (argparse dest) that need an optional extra (envcheck.errors.EXTRAS) when given
+FLAG_EXTRAS = {"junit": "junit"}
+
+
+def _check_extras(args: argparse.Namespace) -> None:
+    """Every optional extra the command line needs (a command's ``needs_extras`` default, a flag of
+    :data:`FLAG_EXTRAS`), checked before any work — a run must not write a report and then stop on
+    a missing package (newcomer M12).
+
+    Raises:
+        MissingExtra: one is not installed (exit 2).
+    """
+    from envcheck.errors import require_extra
+
+    needed = list(getattr(args, "needs_extras", ()) or ())
+    needed += [extra for dest, extra in FLAG_EXTRAS.items() if getattr(args, dest, None)]
+    for extra in dict.fromkeys(needed):
+        require_extra(extra)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run envcheck; returns the exit code.
 
@@ -272,6 +292,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     try:
         _check_paths(args)
+        _check_extras(args)
         with color_environment(getattr(args, "color", "auto")), json_document(args):
             code = int(args.run(args) or 0)
             sys.stdout.flush()  # a write error shows here, not as a traceback at exit

@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("completion", help=HELP, description=HELP + ".", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("shell", choices=SHELLS, help="the shell")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, needs_extras=("completion",))
 
 
 def gpu_names(**_: Any) -> List[str]:

@@ -100,7 +100,7 @@ def _add_build(d: Any) -> None:
     o.add_argument("--keep", action="store_true", help="keep the containers and images of a failed build (to debug it)")
     add_json(o, "print {tag, id, base_image, pins, wheels, notes, seconds, dockerfile}")
     add_matrices(o)
-    b.set_defaults(run=run_build)
+    b.set_defaults(run=run_build, needs_extras=("docker",))
 
 
 def _add_verify(d: Any) -> None:
@@ -119,7 +119,7 @@ def _add_verify(d: Any) -> None:
     v.add_argument("--keep", action="store_true", help="keep the containers (to inspect them)")
     add_json(v, "print {checks: [...], facts: {...}, docker: {...}}")
     add_matrices(v)
-    v.set_defaults(run=run_verify, save_facts=None)
+    v.set_defaults(run=run_verify, save_facts=None, needs_extras=("docker",))
 
 
 def _add_base(d: Any) -> None:
@@ -133,7 +133,7 @@ def _add_base(d: Any) -> None:
     b.add_argument("--mirror", metavar="URL", help="Debian mirror for debootstrap (default: deb.debian.org)")
     add_force(b, "build even if the image exists")
     add_json(b, "print {tag, id, built, recipe}")
-    b.set_defaults(run=run_base)
+    b.set_defaults(run=run_base, needs_extras=("docker",))
 
 
 def _add_ci(d: Any) -> None:
@@ -152,7 +152,7 @@ def _add_ci(d: Any) -> None:
     add_skip(c, "verify checks to leave out")
     c.add_argument("--keep-image", action="store_true", help="keep the image after verifying it")
     add_matrices(c)
-    c.set_defaults(run=run_ci, checks=None, python=None, keep=False, json=False, save_facts=None, lock=None)
+    c.set_defaults(run=run_ci, needs_extras=("docker",), checks=None, python=None, keep=False, json=False, save_facts=None, lock=None)
 
 
 # -- progress -------------------------------------------------------------------------------------

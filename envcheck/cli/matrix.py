@@ -95,7 +95,7 @@ def _add_update(msub: Any) -> None:
     up.add_argument("--retries", metavar="N", type=int, default=3,
                     help="retries per page on connection errors and HTTP 429/5xx, with backoff (default 3)")
     add_json(up)
-    up.set_defaults(run=run_update_cmd)
+    up.set_defaults(run=run_update_cmd, needs_extras=("update",))
 
 
 def _add_status(msub: Any) -> None:
