@@ -159,7 +159,30 @@ def slurm_job(options: SlurmOptions, prolog: bool = False) -> str:
             expand(options.nodelist)
         except ValueError as exc:
             raise UsageError(f"--nodelist {options.nodelist}: {exc}") from None
-    return prolog_snippet(options) if prolog else batch_script(options)
+    return prolog_snippet(prolog_paths(options)) if prolog else batch_script(options)
+
+
+def prolog_paths(options: SlurmOptions) -> SlurmOptions:
+    """``options`` with an absolute envcheck and report folder: Slurm runs a prolog as root with
+    slurmd's working directory and a minimal PATH, where a bare ``envcheck`` is not found (exit 127:
+    the node was never drained) and a relative folder lands wherever slurmd runs (newcomer M13).
+    envcheck is resolved on this machine's PATH now; ``--envcheck /path`` names it on the nodes.
+
+    Raises:
+        UsageError: ``--envcheck`` is a bare name not on PATH here.
+    """
+    import dataclasses
+    import os
+    import shutil
+
+    exe = options.envcheck
+    if os.sep not in exe:
+        found = shutil.which(exe)
+        if not found:
+            raise UsageError(f"--envcheck {exe}: not on PATH here; a prolog runs with slurmd's PATH, so give the "
+                             "absolute path of envcheck on the nodes (--envcheck /opt/envcheck/bin/envcheck)")
+        exe = found
+    return dataclasses.replace(options, envcheck=os.path.abspath(exe), reports=os.path.abspath(options.reports))
 
 
 @dataclass(frozen=True)

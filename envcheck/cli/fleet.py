@@ -125,7 +125,8 @@ def add_parser(sub: Any) -> None:
     add_lock(s, "the lock to verify against (a path every node can read)", path=False)
     s.add_argument("--time", metavar="T", help="the job's time limit (default: 00:10:00 quick, 01:00:00 full)")
     s.add_argument("--job-name", metavar="NAME", default="envcheck-fleet")
-    s.add_argument("--envcheck", metavar="CMD", default="envcheck", help="envcheck as the nodes run it")
+    s.add_argument("--envcheck", metavar="CMD", default="envcheck",
+                   help="envcheck as the nodes run it (--prolog: made absolute now, from this PATH)")
     s.add_argument("--prolog", action="store_true", help="print a quick-tier prolog snippet instead")
     s.add_argument("--submit", action="store_true", help="submit the script with sbatch")
     s.add_argument("--wait", action="store_true",

@@ -35,8 +35,10 @@ def test_batch_script_text():
 
 
 def test_prolog_text():
-    r = run_cli(["fleet", "slurm", "--prolog", "--python", "/opt/venv/bin/python"])
-    assert r.code == 0
+    r = run_cli(["fleet", "slurm", "--prolog", "--python", "/opt/venv/bin/python",
+                 "--envcheck", "/opt/envcheck/bin/envcheck"])
+    assert r.code == 0, r.err
+    assert "ENVCHECK=/opt/envcheck/bin/envcheck\n" in r.out
     assert "verify --tier quick --python /opt/venv/bin/python --force --report" in r.out
     assert subprocess.run(["bash", "-n"], input=r.out, text=True).returncode == 0
 
@@ -88,3 +90,46 @@ def test_real_slurm_job_verifies_both_nodes_and_merges(cluster, envcheck_torch_v
     # merging again (fleet.json now lies beside the reports) reads the same fleet
     again = run_cli(["fleet", "merge", str(job), "--json"])
     assert again.code == 0 and again.json()["nodes_total"] == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# newcomer M13: the prolog runs as slurmd runs it (root, its own folder, a minimal PATH)
+
+
+def _run_prolog(text, tmp_path):
+    script = tmp_path / "50-envcheck.sh"
+    script.write_text(text)
+    return subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=300, cwd="/",
+                          env={"PATH": "/usr/bin:/bin", "SLURMD_NODENAME": "gpu001"})
+
+
+@pytest.mark.subprocess
+def test_prolog_paths_are_absolute_and_a_missing_envcheck_fails_loudly(tmp_path, monkeypatch):
+    """It emitted `ENVCHECK=envcheck` and `DIR=envcheck-reports/prolog`: under slurmd's PATH the
+    binary is not found (exit 127, not 1), so the node was never drained — silently — and reports
+    went wherever slurmd's folder is. Now both are absolute, resolved when written, and a missing
+    envcheck fails the prolog with a line saying so."""
+    import os
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ.get('PATH', '')}")
+    r = run_cli(["fleet", "slurm", "--prolog", "--python", sys.executable, "--reports", "reps"])
+    assert r.code == 0, r.err
+    exe = next(ln.split("=", 1)[1] for ln in r.out.splitlines() if ln.startswith("ENVCHECK="))
+    assert os.path.isabs(exe) and os.access(exe, os.X_OK), exe
+    assert f"DIR={tmp_path / 'reps'}/prolog" in r.out
+    # run for real: the interpreter has no torch, so the quick verify fails → exit 1 (drain), report absolute
+    p = _run_prolog(r.out, tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert (tmp_path / "reps" / "prolog" / "gpu001.json").is_file()
+    # the binary gone from the node: a loud failure, not a silent pass
+    missing = r.out.replace(f"ENVCHECK={exe}", "ENVCHECK=/nonexistent/bin/envcheck")
+    p = _run_prolog(missing, tmp_path)
+    assert p.returncode == 1 and "/nonexistent/bin/envcheck is missing" in p.stderr
+
+
+def test_prolog_refuses_an_envcheck_it_cannot_find(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    r = run_cli(["fleet", "slurm", "--prolog"])
+    assert r.code == 2 and "--envcheck envcheck: not on PATH here" in r.err, r.err
