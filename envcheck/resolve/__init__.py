@@ -325,10 +325,14 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
                     f"build torch from source for {g.arch}: PYTORCH_ROCM_ARCH={g.arch} (ROCm's and "
                     "PyTorch's build docs)"
                 )
-            elif g.vendor == "nvidia":
-                cc = g.compute_capability
-                cc_s = f"{cc[0]}.{cc[1]}" if cc else g.arch
-                out.append(f"build torch from source with TORCH_CUDA_ARCH_LIST={cc_s} for the {g.name}")
+        # one source build serves every NVIDIA GPU of the machine: TORCH_CUDA_ARCH_LIST takes them all
+        nv = list(dict.fromkeys((g.compute_capability, g.arch, g.name) for g in machine.served_gpus
+                                if g.vendor == "nvidia"))
+        if nv:
+            caps = sorted(dict.fromkeys(f"{cc[0]}.{cc[1]}" if cc else arch for cc, arch, _ in nv),
+                          key=lambda v: tuple(int(x) for x in v.split(".")) if v[0].isdigit() else (999,))
+            names = ", ".join(dict.fromkeys(name for _, _, name in nv))
+            out.append(f"build torch from source with TORCH_CUDA_ARCH_LIST=\"{';'.join(caps)}\" for the {names}")
         if res.fallback:
             fallback.append(f"use the CPU build {name_of(res.fallback)} instead: re-run with --backend cpu")
     elif res.status == "no_build" and res.fallback:

@@ -35,3 +35,14 @@ def test_nothing_to_lift_adds_nothing(matrix):
     # no --torch/--backend given: no such sentence (and no recursion)
     res = plan_for(matrix, gpus=["Jetson Nano"])
     assert not [a for a in res.alternatives if "--torch" in a or "without --backend" in a]
+
+
+def test_one_source_build_serves_every_nvidia_gpu(matrix):
+    """newcomer M16: an RTX 5090 (sm_120) beside a GTX 1080 (sm_61) got two separate source builds; one
+    build with TORCH_CUDA_ARCH_LIST="6.1;12.0" serves both (PyTorch's README: TORCH_CUDA_ARCH_LIST takes
+    a ;-separated list of compute capabilities)."""
+    res = plan_for(matrix, gpus=["RTX 5090", "GTX 1080"])
+    if res.chosen is not None:
+        return  # a wheel serves both: no source build offered
+    lines = [a for a in res.alternatives if "TORCH_CUDA_ARCH_LIST" in a]
+    assert len(lines) == 1 and 'TORCH_CUDA_ARCH_LIST="6.1;12.0"' in lines[0], lines
