@@ -172,6 +172,19 @@ class Context:
                                       [g for g in self.gpus() if g.vendor == "nvidia"])
         return full, floor
 
+    def full_support_fix(self, cuda: str, full: Optional[str]) -> str:
+        """"Upgrade the NVIDIA driver to ≥ FULL for full CUDA support." — unless FULL is past the last
+        driver branch that drives this machine's GPU (Kepler: R470): then staying on that branch is the
+        advice, since no driver gives this build full support on it."""
+        from envcheck.resolve.rules import driver_branch, gpu_driver_bounds
+
+        bounds = gpu_driver_bounds(self.matrix, [g for g in self.gpus() if g.vendor == "nvidia"], self.windows_driver)
+        if full and bounds.last_branch and driver_branch(full) > int(bounds.last_branch):
+            last = bounds.last_branch
+            return (f"Stay on the R{last} driver branch ({last}.xx): it is the last that drives the {bounds.who}, and "
+                    f"full CUDA {cuda} support needs ≥ {full}; minor-version compatibility is what this GPU gets.")
+        return f"Upgrade the NVIDIA driver to ≥ {full} for full CUDA {cuda} support."
+
     # -- the resolver, for fixes ----------------------------------------------------------------
     def target_machine(self, gpus: Optional[List[GpuDevice]] = None, **overrides: Any) -> Machine:
         """The machine the environment runs on (:attr:`here`), with other GPUs or facts when a fix

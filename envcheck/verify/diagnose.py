@@ -357,14 +357,14 @@ class _Judge:
                 return Check("driver", "warn",
                              detail=f"{have} is older than {full}, the CUDA {cuda} toolkit driver; it runs this "
                                     f"build under minor-version compatibility (≥ {floor}): no PTX JIT, limited features",
-                             fix=f"Upgrade the NVIDIA driver to ≥ {full} for full CUDA {cuda} support.")
+                             fix=ctx.full_support_fix(cuda, full))
         elif mx:
             mm = ".".join(cuda.split(".")[:2])
             if vkey(mx) >= vkey(mm):
                 return Check("driver", "pass", detail=f"{have}; this build uses CUDA {cuda}")
             if floor and vkey(mx).release[0] == vkey(mm).release[0]:
                 return Check("driver", "warn", detail=f"{have}; CUDA {cuda} runs under minor-version compatibility",
-                             fix=f"Upgrade the NVIDIA driver to ≥ {full or floor} for full CUDA {cuda} support.")
+                             fix=ctx.full_support_fix(cuda, full or floor))
         else:
             return Check("driver", "warn", detail=f"{have}; no driver minimum on record for CUDA {cuda}")
         ctx.groups = {"found": None}

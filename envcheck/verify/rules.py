@@ -434,7 +434,14 @@ def driver_fix(ctx: Context) -> str:
     parts = []
     if cuda:
         full, floor = ctx.driver_floors(cuda)
-        if full or floor:
+        from envcheck.resolve.rules import driver_branch, gpu_driver_bounds
+
+        last = gpu_driver_bounds(ctx.matrix, [g for g in ctx.gpus() if g.vendor == "nvidia"],
+                                 ctx.windows_driver).last_branch
+        if full and floor and last and driver_branch(full) > int(last) >= driver_branch(floor):
+            parts.append(f"Upgrade the NVIDIA driver to ≥ {floor} on the R{last} branch (the last that drives this GPU; "
+                         f"CUDA {cuda} then runs under minor-version compatibility)")
+        elif full or floor:
             extra = f"; ≥ {floor} runs it under minor-version compatibility" if floor and floor != full else ""
             parts.append(f"Upgrade the NVIDIA driver to ≥ {full or floor} (the CUDA {cuda} toolkit driver{extra})")
     if not parts:

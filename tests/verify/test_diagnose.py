@@ -165,3 +165,24 @@ def test_wsl_libhsa_bundled(matrix):
     c = one(matrix, f, "wsl_libhsa")
     assert c.status == "fail"
     assert "libhsa-runtime64.so" in c.fix and "rm " in c.fix
+
+
+def test_a_kepler_gpu_is_never_told_to_upgrade_past_r470(matrix):
+    """newcomer H4 in verify: a Tesla K80 (sm_37) on 470.256.02 running torch 2.5.1+cu118 runs it under CUDA
+    11.x minor-version compatibility; full support needs 520.61.05, a branch that no longer drives Kepler
+    (NVIDIA data-center CUDA/arch matrix: 'Last Driver Support R470'; Debian nvidia-tesla-470-driver)."""
+    f = facts(torch="2.5.1+cu118", cuda="11.8", arch=["sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"],
+              devices=[gpu((3, 7), "Tesla K80")], driver={"version": "470.256.02"})
+    c = one(matrix, f, "driver")
+    assert c.status == "warn", c
+    assert "Upgrade" not in (c.fix or "") and "R470" in c.fix, c.fix
+    # a Turing GPU on the same driver is still told to upgrade
+    f = facts(torch="2.5.1+cu118", cuda="11.8", devices=[gpu((7, 5), "Tesla T4")], driver={"version": "470.256.02"})
+    assert "Upgrade the NVIDIA driver to ≥ 520.61.05" in one(matrix, f, "driver").fix
+
+
+def test_a_kepler_gpu_below_the_floor_is_sent_to_r470_not_past_it(matrix):
+    f = facts(torch="2.5.1+cu118", cuda="11.8", devices=[gpu((3, 7), "Tesla K80")], driver={"version": "440.33.01"})
+    c = one(matrix, f, "driver")
+    assert c.status == "fail"
+    assert "≥ 450.80.02 on the R470 branch" in c.fix and "≥ 520.61.05" not in c.fix, c.fix
