@@ -276,6 +276,11 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
                 w(f"      $ {ln.strip()}\n")
         if st.check and st.shell == "manual":
             w(f"      check: {st.check.strip()}\n")
+    from envcheck.render.recipe import persist_note, run_time_env
+
+    keep = run_time_env(plan)
+    if keep:
+        w("\n" + wrap("  " + persist_note(keep), 4))
     if explain:
         w(f"\n  rejected ({len(res.rejected)} of {len(res.candidates)} candidates; one can fail several ways):\n")
         for line in _summary_by_code(res):

@@ -15,7 +15,7 @@ lock of another plan that happens to sit beside it.
 from __future__ import annotations
 
 import shlex
-from typing import List
+from typing import Dict, List, Mapping
 
 from envcheck.resolve.plan import Plan
 from envcheck.resolve.recipe import LOCK_NAME, RecipeStep
@@ -101,6 +101,35 @@ def _indent(lines: List[str], pad: str, s: RecipeStep, lock: str) -> List[str]:
     return [pad + ln for ln in lines[:start + 1]] + lines[start + 1:end + 1] + [pad + ln for ln in lines[end + 1:]]
 
 
+def run_time_env(plan: Plan) -> Dict[str, str]:
+    """The environment variables the recipe's steps set that torch needs at run time (newcomer M9:
+    a step's ``export`` lasts only for the script)."""
+    out: Dict[str, str] = {}
+    for s in plan.recipe:
+        out.update(s.env)
+    return out
+
+
+def persist_note(env: Mapping[str, str]) -> str:
+    """The sentence that tells a person to keep ``env`` set (the scripts also add it to the venv's
+    activate script)."""
+    pairs = " ".join(f"{k}={v}" for k, v in sorted(env.items()))
+    return (f"run time: torch needs {pairs} in every shell that runs it; install.sh adds it to the venv activate script "
+            "(install.ps1: Activate.ps1) — running the venv python without activating it, "
+            "set it yourself (e.g. in ~/.bashrc)")
+
+
+def _bash_persist(env: Mapping[str, str]) -> List[str]:
+    """Lines that append ``env`` to ``$VENV/bin/activate`` once (the venv is this script's own)."""
+    out = ["", "# the variables torch needs at run time: kept in the venv's activate script (once)"]
+    for k, v in sorted(env.items()):
+        line = shlex.quote(f"export {k}={shlex.quote(v)}  # added by envcheck install.sh")
+        out.append(f'grep -qs {shlex.quote("export " + k + "=")} "$VENV/bin/activate" || '
+                   f'printf \'%s\\n\' {line} >> "$VENV/bin/activate"')
+    out.append(f"note {shlex.quote(persist_note(env))}")
+    return out
+
+
 def render_bash(plan: Plan) -> str:
     from envcheck.render.common import title, version
 
@@ -135,7 +164,8 @@ def render_bash(plan: Plan) -> str:
     for i, s in enumerate(plan.recipe, 1):
         body.append("")
         body += _bash_step(i, n, s, lock)
-    tail = ["", "printf '\\n==> done: every step passed\\n'"]
+    keep = run_time_env(plan)
+    tail = (_bash_persist(keep) if keep else []) + ["", "printf '\\n==> done: every step passed\\n'"]
     return "\n".join(head + body + tail) + "\n"
 
 
@@ -194,6 +224,15 @@ def render_powershell(plan: Plan) -> str:
         else:
             out += run + [f"Assert-Ok {_ps_quote(s.marker)}"]
         out += [f"$env:{k} = {_ps_quote(v)}" for k, v in sorted(s.env.items())]
+    keep = run_time_env(plan)
+    if keep:  # kept in the venv's Activate.ps1 (once)
+        act = "(Join-Path $VENV 'Scripts\\Activate.ps1')"
+        out += ["", "# the variables torch needs at run time: kept in the venv's activation script (once)"]
+        for k, v in sorted(keep.items()):
+            line = f"$env:{k} = {_ps_quote(v)}  # added by envcheck install.ps1"
+            out.append(f"if (-not (Select-String -Quiet -SimpleMatch -Path {act} -Pattern {_ps_quote('$env:' + k + ' =')})) "
+                       f"{{ Add-Content -Path {act} -Value {_ps_quote(line)} }}")
+        out.append(f"Write-Host {_ps_quote('note: ' + persist_note(keep))}")
     out += ["", "Write-Host '==> done: every step passed'"]
     return "\r\n".join(out) + "\r\n"
 

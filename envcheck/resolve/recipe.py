@@ -93,9 +93,26 @@ def _fill(text: str, values: Mapping[str, str]) -> str:
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values.get(m.group(1), m.group(0)), text)
 
 
-def _matches(when: Mapping[str, Any], plan: Plan, compile_: bool) -> bool:
+#: ``when.os_id`` value for a known distribution that no row's ``os_id`` lists
+OTHER_DISTRO = "*other*"
+
+
+def os_id(plan: Plan, matrix: Matrix, listed: Sequence[str]) -> str:
+    """The machine's distribution as ``when.os_id`` names it: its os-release ``ID`` (platforms.toml),
+    ``""`` when no distribution is known, :data:`OTHER_DISTRO` when no recipe row lists it."""
+    distro = plan.machine.distro
+    if not distro:
+        return ""
+    row = next((d for d in matrix.distros if d.id == distro), None)
+    ident = (row.os_release.get("ID", "") if row else "") or distro
+    return ident if ident in listed else OTHER_DISTRO
+
+
+def _matches(when: Mapping[str, Any], plan: Plan, compile_: bool, distro_id: str = "") -> bool:
     m, b = plan.machine, plan.build
     for key, want in when.items():
+        if key == "os_id" and distro_id not in want:
+            return False
         if key == "os" and m.os not in want:
             return False
         if key == "wsl" and bool(m.wsl) != bool(want):
@@ -158,7 +175,9 @@ def build_recipe(plan: Plan, matrix: Matrix, compile_: bool = False, post: Seque
     """The recipe of ``plan``: matching ``recipe.toml`` rows plus the build's post-install steps,
     in kind order (host → system → python → install → post-install → verify), data order within."""
     values = placeholders(plan, matrix)
-    steps = [_from_row(r, plan, values) for r in matrix.recipe if _matches(r.when, plan, compile_)]
+    listed = [i for r in matrix.recipe for i in r.when.get("os_id", ())]  # type: ignore[attr-defined]
+    distro_id = os_id(plan, matrix, listed)
+    steps = [_from_row(r, plan, values) for r in matrix.recipe if _matches(r.when, plan, compile_, distro_id)]
     steps += [_from_step(s, plan) for s in post]
     order = {k: i for i, k in enumerate(RECIPE_KINDS)}
     return sorted(steps, key=lambda s: order[s.kind])  # stable: data order within a kind

@@ -372,3 +372,99 @@ def test_dockerfile_is_a_linux_container_of_the_resolvers_answer(matrix, name, b
     r = subprocess.run(["sh", "-n", "-c", verify.split("RUN ", 1)[1].split("\nLABEL", 1)[0].replace("\\\n", "")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# newcomer M7 / M8 / M9: the steps follow the distribution, check the version they name, and keep
+# the run-time environment
+
+
+MORE = {"v100-centos7": dict(gpus=["V100"], distro="centos7"), "cpu-rocky9": dict(os="linux", distro="rocky9"),
+        "cpu-sles": dict(os="linux", distro="sles15sp6"), "cpu-ubuntu": dict(os="linux", distro="ubuntu24.04")}
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name,key", [("v100-centos7", "python-venv-rpm"), ("cpu-rocky9", "python-venv-rpm"),
+                                      ("cpu-sles", "python-distro-other"), ("cpu-ubuntu", "python-venv-apt")])
+def test_system_step_follows_the_distribution(matrix, tmp_path, name, key):
+    """`--distro centos7` got `apt-get install python3.12` behind a guard that stops with no usable
+    hint. The system step now comes from the distribution's row: dnf or uv on the RHEL family (with
+    the reason CentOS 7 has none), a checked manual step where no route is on record, apt only on
+    Debian/Ubuntu (or no distribution given) — and a release without the Python package says uv."""
+    p = _plan(matrix, MORE[name])
+    system = [s for s in p.recipe if s.kind == "system"]
+    assert [s.key for s in system] == [key], [s.key for s in system]
+    script = render(p, ["script"])["install.sh"]
+    assert ("apt-get" in script) == (key == "python-venv-apt")
+    if key != "python-venv-apt":
+        assert "uv" in system[0].check + system[0].commands + system[0].skip_if
+    else:
+        assert "install uv" in system[0].commands  # a Python this release does not package
+    (tmp_path / "install.sh").write_text(script)
+    assert subprocess.run(["bash", "-n", str(tmp_path / "install.sh")]).returncode == 0
+    if shutil.which("shellcheck"):
+        r = subprocess.run(["shellcheck", str(tmp_path / "install.sh")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout[-2000:]
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("reported,passes", [("550.54.15", False), ("floor", True), ("999.12.01", True)])
+def test_driver_step_compares_the_version_it_names(matrix, tmp_path, reported, passes):
+    """The driver step's check was `nvidia-smi`: any driver passed it as done. nvidia-smi is replayed
+    (the one fake: a GPU) answering --query-gpu=driver_version with a recorded version; the step
+    passes only at or above the floor it names (560.35.05 for this cu126 plan)."""
+    p = _plan(matrix, MACHINES["rtx4090-linux"])
+    floor = p.driver["full"]
+    assert floor == "560.35.05", p.driver
+    reported = floor if reported == "floor" else reported
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    smi = bindir / "nvidia-smi"
+    smi.write_text(f'#!/bin/sh\ncase "$*" in *driver_version*) echo "{reported}";; *) echo "NVIDIA-SMI {reported}";; esac\n')
+    smi.chmod(0o755)
+    script = tmp_path / "install.sh"
+    script.write_text(render(p, ["script"])["install.sh"])
+    r = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env={"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path), "VENV": str(tmp_path / "nope")})
+    out = r.stdout + r.stderr
+    if passes:
+        assert "checked: v=" in r.stdout, out[-2000:]
+    else:
+        assert r.returncode == 1 and f"NVIDIA Linux driver >= {floor}" in r.stderr, out[-2000:]
+        assert "[system]" not in r.stdout
+
+
+def test_windows_driver_check_compares_the_version(matrix):
+    p = _plan(matrix, MACHINES["rtx4090-windows"])
+    text = render(p, ["script"])["install.ps1"]
+    floor = p.driver.get("full") or p.driver["floor"]
+    assert f"-lt [version]'{floor}'" in text and "--query-gpu=driver_version" in text
+
+
+@pytest.mark.subprocess
+def test_run_time_environment_is_kept_in_the_venv(matrix, tmp_path):
+    """ROCm on WSL (ROCDXG) needs HSA_ENABLE_DXG_DETECTION=1 when torch runs; install.sh exported it
+    for its own steps only, so the next shell had no GPU. The script now adds it to the venv's
+    activate script (once, on re-runs too) and says so; the plan text says it too."""
+    import sys
+
+    p = _plan(matrix, MACHINES["7900xtx-wsl"])
+    env = dict(p.env) or {k: v for s in p.recipe for k, v in s.env.items()}
+    assert env == {"HSA_ENABLE_DXG_DETECTION": "1"}, env
+    script = render(p, ["script"])["install.sh"]
+    block = script[script.index("# the variables torch needs at run time"):script.index("printf '\\n==> done")]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    runner = tmp_path / "persist.sh"
+    runner.write_text("set -euo pipefail\nnote() { printf 'note: %s\\n' \"$1\"; }\n" + block)
+    for _ in range(2):  # idempotent
+        r = subprocess.run(["bash", str(runner)], capture_output=True, text=True, env={"VENV": str(venv), "PATH": "/usr/bin:/bin"})
+        assert r.returncode == 0, r.stderr
+    assert (venv / "bin" / "activate").read_text().count("export HSA_ENABLE_DXG_DETECTION=1") == 1
+    got = subprocess.run(["bash", "-c", f". {venv}/bin/activate && printf %s \"$HSA_ENABLE_DXG_DETECTION\""],
+                         capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert got.stdout == "1"
+    from tests.conftest import run_cli
+
+    res = run_cli(["plan", "--gpu", "7900xtx", "--wsl"])
+    assert "run time: torch needs HSA_ENABLE_DXG_DETECTION=1" in res.out
