@@ -53,6 +53,8 @@ def main(argv: "list[str] | None" = None) -> int:  # a string: no `from __future
     interpreter's shutdown; a caller passing ``argv`` gets its own handler back.
     """
     _install()
+    if argv is None:
+        _catch_swallowed_interrupts()
     try:
         from envcheck.cli import main as cli_main
     except KeyboardInterrupt:  # the handler was not ours to install (not the main thread)
@@ -64,11 +66,46 @@ def main(argv: "list[str] | None" = None) -> int:  # a string: no `from __future
     except KeyboardInterrupt:  # before or after the command's own handling (parsing, settings)
         _say_interrupted()
         code = EXIT_INTERRUPTED
+    except Exception as exc:
+        if not _caused_by_interrupt(exc):
+            raise
+        _say_interrupted()
+        code = EXIT_INTERRUPTED
     if argv is None:  # interpreter shutdown (flushing, atexit) is no place for a traceback either
         _install()
         if code == EXIT_INTERRUPTED:
             _exit_interrupted()
     return code
+
+
+def _catch_swallowed_interrupts() -> None:
+    """A KeyboardInterrupt raised where Python cannot raise it (a weakref callback of the import
+    machinery, a ``__del__``) is printed as "Exception ignored in …" and the run goes on as if no
+    Ctrl-C came: end the program as for any other Ctrl-C instead."""
+    import sys
+
+    previous = sys.unraisablehook
+
+    def hook(unraisable):  # type: ignore[no-untyped-def]
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _say_interrupted()
+            os._exit(EXIT_INTERRUPTED)
+        previous(unraisable)
+
+    sys.unraisablehook = hook
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is in ``exc``'s chain: Python turns one that lands in a class's
+    ``__set_name__`` (a dataclass being imported) into ``RuntimeError: Error calling __set_name__``."""
+    seen = 0
+    cur: BaseException | None = exc
+    while cur is not None and seen < 50:
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        cur = cur.__cause__ or cur.__context__
+        seen += 1
+    return False
 
 
 def _exit_interrupted() -> None:
