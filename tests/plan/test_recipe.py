@@ -468,3 +468,13 @@ def test_run_time_environment_is_kept_in_the_venv(matrix, tmp_path):
 
     res = run_cli(["plan", "--gpu", "7900xtx", "--wsl"])
     assert "run time: torch needs HSA_ENABLE_DXG_DETECTION=1" in res.out
+
+
+@pytest.mark.parametrize("name,key", [("v100-centos7", "build-tools-rpm"), ("cpu-sles", "build-tools-other"),
+                                      ("cpu-ubuntu", "build-tools")])
+def test_compiler_step_follows_the_distribution(matrix, name, key):
+    """The --compile step installed build-essential with apt-get on every distribution."""
+    p = _plan(matrix, MORE[name], Request(compile=True))
+    keys = [s.key for s in p.recipe if s.key.startswith("build-tools")]
+    assert keys == [key], keys
+    assert ("apt-get" in render(p, ["script"])["install.sh"]) == (name == "cpu-ubuntu")
