@@ -327,9 +327,12 @@ class OutputRequest:
     """What to make of a plan: the ``formats`` to render (pip, conda, docker, lock, uv…) and their
     options, ``packages`` to pin only (``torch``), the folder to write into (``output``, files
     replaced only with ``force``), a folder to gather every wheel into (``download``), and whether
-    the rendered files are wanted without a folder (``print_files``: ``plan --format`` alone)."""
+    the rendered files are wanted without a folder (``print_files``: ``plan --format`` alone).
+    ``explicit``: the formats the user named (not through ``all`` or the default set): one of them
+    that cannot be made for the plan is an error; any other is left out with a note."""
 
     formats: Sequence[str] = ("pip", "conda", "docker", "lock")
+    explicit: Sequence[str] = ()
     style: str = "full"
     extras: str = ""
     pin_python: bool = False
@@ -343,11 +346,13 @@ class OutputRequest:
 @record(frozen=True)
 class PlanOutputs:
     """The plan as made (``packages`` applied; ``None`` when no build fits), the files rendered
-    (name → text; empty unless written or asked for) and the paths written."""
+    (name → text; empty unless written or asked for), the paths written, and the files left out
+    because this plan cannot be made in their format (``(file name, why)``)."""
 
     plan: Optional[Plan]
     files: Dict[str, str] = field(default_factory=dict)
     written: List[str] = field(default_factory=list)
+    skipped: List[Tuple[str, str]] = field(default_factory=list)
 
 
 def make_outputs(result: PlanResult, request: PlanRequest, out: OutputRequest,
@@ -356,7 +361,8 @@ def make_outputs(result: PlanResult, request: PlanRequest, out: OutputRequest,
     gather the wheels into ``out.download`` (``say`` hears the download's progress).
 
     Raises:
-        UsageError: a package the plan does not pin, a file that exists (without ``force``).
+        UsageError: a package the plan does not pin, a file that exists (without ``force``), an
+            ``explicit`` format that cannot be made for this plan.
         WheelhouseError: wheels that cannot be had (``download``).
     """
     p = result.plan
@@ -364,17 +370,18 @@ def make_outputs(result: PlanResult, request: PlanRequest, out: OutputRequest,
         return PlanOutputs(plan=None)
     if out.packages:
         p = only_packages(p, result.matrix, out.packages)
-    from envcheck.render import render
+    from envcheck.render import render_available
 
     options: Dict[str, Dict[str, object]] = {"pip": {"style": out.style}, "variants": {"matrix": result.matrix}}
     if "uv" in out.formats:
         options["uv"] = {"extra_plans": extra_plans(result, out.extras, request), "pin_python": out.pin_python}
     files: Dict[str, str] = {}
     written: List[str] = []
+    skipped: List[Tuple[str, str]] = []
     if out.output is not None:
         from envcheck.render.write import write_outputs
 
-        files = render(p, list(out.formats), options)
+        files, skipped = render_available(p, list(out.formats), options, out.explicit)
         written = [str(x) for x in write_outputs(out.output, files, out.force)]
     if out.download is not None:
         from envcheck.download import download_plan
@@ -382,8 +389,8 @@ def make_outputs(result: PlanResult, request: PlanRequest, out: OutputRequest,
         written += [str(x) for x in download_plan(p, result.matrix, out.download, out.force,
                                                    say or (lambda text: None))]
     if out.print_files and out.output is None:
-        files = render(p, list(out.formats), options)
-    return PlanOutputs(plan=p, files=files, written=written)
+        files, skipped = render_available(p, list(out.formats), options, out.explicit)
+    return PlanOutputs(plan=p, files=files, written=written, skipped=skipped)
 
 
 # -- plan flags as data ---------------------------------------------------------------------------

@@ -89,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
 
     args.format_given = args.format is not None
     formats = parse_formats(args.format or "pip,conda,docker,lock")
+    # named one by one (not through `all` or the default set): one that cannot be made is an error
+    named = {x.strip().lower() for x in (args.format or "").split(",")}
+    explicit = [f for f in formats if f in named]
     parse_mirrors(args.mirror)  # bad --mirror values are refused before any work
     if args.output is not None:
         if not args.output.strip():
@@ -108,10 +111,12 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"envcheck: {text}\n")
 
     made = make_outputs(result, req, OutputRequest(
-        formats=formats, style=args.style, extras=args.extras, pin_python=args.pin_python, packages=args.packages,
+        formats=formats, explicit=explicit, style=args.style, extras=args.extras, pin_python=args.pin_python, packages=args.packages,
         output=args.output, force=args.force, download=args.download,
         print_files=args.format_given and not args.json), say)
     plan = made.plan
+    for name, why in made.skipped:
+        sys.stderr.write(f"envcheck: note: {name} not made: {why}\n")
     if plan is not None:  # caveats are in the output already; --strict counts them, GitHub Actions shows them
         args.warned = int(getattr(args, "warned", 0) or 0) + len(plan.candidate.warnings)
         from envcheck.ci import JSON_MODE, annotate

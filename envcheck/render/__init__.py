@@ -12,7 +12,7 @@ network). Every format carries the same recipe steps (:mod:`envcheck.render.reci
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envcheck.errors import UsageError
 from envcheck.render.files import (
@@ -93,5 +93,32 @@ def render(plan: Plan, formats: Sequence[str] = DEFAULT_FORMATS,
         options: per-format keyword arguments (``{"uv": {"extra_plans": […]}, "pip": {"style": "project"}}``).
     """
     options = options or {}
-    return {(script_name(plan) if f == "script" else FORMATS[f][0]): FORMATS[f][1](plan, **dict(options.get(f, {})))
-            for f in formats}
+    return {file_name(plan, f): FORMATS[f][1](plan, **dict(options.get(f, {}))) for f in formats}
+
+
+def file_name(plan: Plan, fmt: str) -> str:
+    """The file a format is written as (``install.ps1`` for a Windows plan's script)."""
+    return script_name(plan) if fmt == "script" else FORMATS[fmt][0]
+
+
+def render_available(plan: Plan, formats: Sequence[str], options: Optional[Mapping[str, Mapping[str, Any]]] = None,
+                     explicit: Sequence[str] = ()) -> Tuple[Dict[str, str], List[Tuple[str, str]]]:
+    """:func:`render`, except that a format this plan cannot be produced in (its renderer refuses:
+    no Docker base image for the backend, …) is left out — ``(file name, why)`` in the second value —
+    unless the user named it (``explicit``): then its refusal is raised.
+
+    Raises:
+        UsageError: an ``explicit`` format that cannot be produced for this plan (nothing rendered).
+    """
+    options = options or {}
+    files: Dict[str, str] = {}
+    skipped: List[Tuple[str, str]] = []
+    for f in formats:
+        name = file_name(plan, f)
+        try:
+            files[name] = FORMATS[f][1](plan, **dict(options.get(f, {})))
+        except UsageError as exc:
+            if f in explicit:
+                raise UsageError(f"--format {f}: {name} cannot be made for this plan: {exc}") from None
+            skipped.append((name, str(exc)))
+    return files, skipped
