@@ -55,29 +55,84 @@ def compress(names: Iterable[str]) -> str:
     return ",".join(text for _, text in sorted(parts))
 
 
-def expand(text: str) -> List[str]:
-    """The inverse of :func:`compress` for one level of brackets: ``gpu[001-003,020],login``.
+#: The most names a hostlist may stand for (a typo like ``gpu[0-99999999]`` would otherwise take
+#: the login node's memory): ten times the largest Slurm clusters' node counts.
+MAX_HOSTS = 100_000
+
+
+def _parts(text: str) -> List[str]:
+    """Split a hostlist at its top-level commas (a comma inside brackets is part of a range list).
 
     Raises:
-        ValueError: unbalanced brackets or a range that runs backwards.
+        ValueError: unbalanced or nested brackets.
     """
-    out: List[str] = []
-    for part in re.findall(r"[^,\[]*(?:\[[^\]]*\])?[^,\[]*", text):
+    parts, cur, depth = [], "", 0
+    for ch in text:
+        if ch == "[":
+            if depth:
+                raise ValueError(f"nested brackets in {text!r}")
+            depth = 1
+        elif ch == "]":
+            if not depth:
+                raise ValueError(f"a ']' without its '[' in {text!r}")
+            depth = 0
+        elif ch == "," and not depth:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    if depth:
+        raise ValueError(f"an unclosed '[' in {text!r}")
+    return parts + [cur]
+
+
+def _ranges(body: str, part: str) -> List[Tuple[int, int, int]]:
+    """``"001-003,020"`` → ``[(1, 3, 3), (20, 20, 3)]`` (low, high, digits).
+
+    Raises:
+        ValueError: an item that is not a number or a range, or a range that runs backwards.
+    """
+    out = []
+    for item in body.split(","):
+        lo, _, hi = item.partition("-")
+        if not lo.isdigit() or not lo.isascii() or (hi and not (hi.isdigit() and hi.isascii())) or item.count("-") > 1:
+            raise ValueError(f"not a number range: {item!r} in {part!r}")
+        a, b = int(lo), int(hi or lo)
+        if b < a:
+            raise ValueError(f"range runs backwards: {item!r}")
+        out.append((a, b, len(lo)))
+    return out
+
+
+def expand(text: str, limit: int = MAX_HOSTS) -> List[str]:
+    """Slurm's hostlist expansion (``scontrol show hostnames``): ``gpu[001-003,020],login``; a
+    name with several bracket groups stands for their product (``rack[1-2]-node[01-02]`` → 4
+    names). Repeated names are kept once, in first-seen order.
+
+    Raises:
+        ValueError: unbalanced or nested brackets, an item that is not a number range, a range that
+            runs backwards, or more than ``limit`` names (counted before any is made).
+    """
+    import itertools
+
+    plans: List[List[List[str]]] = []  # per part: the choices of each piece (a literal: one), in order
+    total = 0
+    for part in _parts(text):
         if not part:
             continue
-        m = re.match(r"^(.*)\[([^\]]*)\](.*)$", part)
-        if not m:
-            if "[" in part or "]" in part:
-                raise ValueError(f"unbalanced brackets in {part!r}")
-            out.append(part)
-            continue
-        prefix, body, suffix = m.groups()
-        for item in body.split(","):
-            lo, _, hi = item.partition("-")
-            if not lo.isdigit() or (hi and not hi.isdigit()):
-                raise ValueError(f"not a number range: {item!r} in {part!r}")
-            a, b = int(lo), int(hi or lo)
-            if b < a:
-                raise ValueError(f"range runs backwards: {item!r}")
-            out.extend(f"{prefix}{n:0{len(lo)}d}{suffix}" for n in range(a, b + 1))
-    return out
+        pieces = re.split(r"\[([^\]]*)\]", part)  # literal, body, literal, body, …, literal
+        groups = [(i % 2 == 1, piece) for i, piece in enumerate(pieces) if piece or i % 2]
+        ranges = {i: _ranges(piece, part) for i, (is_range, piece) in enumerate(groups) if is_range}
+        size = 1
+        for rs in ranges.values():
+            size *= sum(b - a + 1 for a, b, _ in rs)
+        total += size
+        if total > limit:  # counted before a single name is made
+            raise ValueError(f"stands for more than {limit} names (a range too wide?)")
+        plans.append([[f"{n:0{w}d}" for a, b, w in ranges[i] for n in range(a, b + 1)] if i in ranges else [piece]
+                      for i, (_, piece) in enumerate(groups)])
+    out: Dict[str, None] = {}
+    for choices in plans:
+        for combo in itertools.product(*choices):
+            out["".join(combo)] = None
+    return list(out)
