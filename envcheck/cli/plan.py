@@ -34,7 +34,7 @@ constraint (OS and CPU arch, Python, glibc vs the wheel's manylinux tag, the GPU
 the build's kernel list, the driver vs the build's CUDA, WSL, macOS/MPS, --torch, --backend);
 among the builds that pass, a complete, verified set (paired torchvision on record, no unverified
 row) comes first — the newest release that has one beats a newer release without (--prefer newest
-turns this off) — then the newest release, then the build that fits the hardware best.
+turns this off) — then the newest torch release, then the build that fits the hardware best.
 --explain prints the whole rule and every candidate with every reason.
 
 exit codes: 0 a build fits · 1 none fits (every candidate is listed with its reasons) · 2 bad input

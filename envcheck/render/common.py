@@ -79,7 +79,7 @@ def choice_reason(plan: Plan) -> str:
     if res.request.prefer == "newest":
         return "the newest torch release whose build fits every constraint (--prefer newest)"
     if complete_set(plan.candidate):
-        return ("the newest torch release with a complete, verified set (paired torchvision on record, no "
+        return ("the newest torch release with a complete, verified set (its paired companions on record, no "
                 "unverified row) whose build fits every constraint")
     return ("the newest torch release whose build fits every constraint (no release that fits has a complete, "
             "verified set on record)")
