@@ -171,9 +171,17 @@ def run_merge(args: argparse.Namespace) -> int:
     return args.exit_code
 
 
-def print_fleet(doc: dict) -> None:
+def _t(value: object) -> str:
+    """A value from a node report, safe to print: one line, no escape sequences (a report can come
+    from any machine: a node name must not fake lines of envcheck's output), no rich markup."""
     from rich.markup import escape
 
+    from envcheck.edge import terminal_text
+
+    return escape(terminal_text(str(value), keep_newlines=False))
+
+
+def print_fleet(doc: dict) -> None:
     from envcheck.cli.output import console
 
     con = console()
@@ -183,29 +191,29 @@ def print_fleet(doc: dict) -> None:
         head += f" [bold red]({len(doc['skipped'])} report(s) skipped)[/]"
     con.print(head)
     for s in doc["skipped"]:
-        con.print(f" [red]SKIPPED[/] {escape(s['file'])}: {escape(s['reason'])}")
+        con.print(f" [red]SKIPPED[/] {_t(s['file'])}: {_t(s['reason'])}")
     if doc.get("missing"):
         con.print(f" [bold red]MISSING[/] {doc['missing_count']} of {doc['expected']} expected node(s) sent no "
-                  f"readable report: {escape(doc['missing'])}")
+                  f"readable report: {_t(doc['missing'])}")
     for dup in doc["duplicates"]:
-        con.print(f" [yellow]DUPLICATE[/] {escape(dup)} (the second is ignored)")
+        con.print(f" [yellow]DUPLICATE[/] {_t(dup)} (the second is ignored)")
     if doc["failures"]:
         con.print("\n[bold]failing checks, by cause[/bold]")
         for g in doc["failures"]:
-            rule = f" ({escape(g['rule'])})" if g.get("rule") else ""
-            con.print(f" [bold red]{g['check']}[/]{rule} on {g['count']} node(s): {escape(g['nodes'])}")
-            con.print(f"    {escape(g['detail'][:300])}")
+            rule = f" ({_t(g['rule'])})" if g.get("rule") else ""
+            con.print(f" [bold red]{_t(g['check'])}[/]{rule} on {g['count']} node(s): {_t(g['nodes'])}")
+            con.print(f"    {_t(g['detail'][:300])}")
             if g["fix"]:
-                con.print(f"    [bold]fix:[/bold] {escape(g['fix'][:300])}")
+                con.print(f"    [bold]fix:[/bold] {_t(g['fix'][:300])}")
     if doc["drift"]:
         con.print("\n[bold]drift[/bold] (facts not the same on every node)")
         for d in doc["drift"]:
-            lock = f"  [dim]lock: {escape(d['lock'])}[/]" if d.get("lock") else ""
+            lock = f"  [dim]lock: {_t(d['lock'])}[/]" if d.get("lock") else ""
             wrong = " [bold red]✗ lock[/]" if any(v["lock_wrong"] for v in d["values"][:1]) else ""
-            con.print(f" [bold]{d['fact']}[/]: majority {escape(d['majority'])} on {d['majority_count']} node(s){wrong}{lock}")
+            con.print(f" [bold]{_t(d['fact'])}[/]: majority {_t(d['majority'])} on {d['majority_count']} node(s){wrong}{lock}")
             for o in d["outliers"]:
                 mark = " [bold red]✗ lock[/]" if o["lock_wrong"] else ""
-                con.print(f"    [yellow]{escape(o['value'])}[/] on {escape(o['nodes'])}{mark}")
+                con.print(f"    [yellow]{_t(o['value'])}[/] on {_t(o['nodes'])}{mark}")
     elif total:
         con.print("no drift: every compared fact is the same on every node that reports it")
     lock_doc = doc.get("lock")
@@ -213,7 +221,7 @@ def print_fleet(doc: dict) -> None:
         uniform = [m for m in lock_doc["mismatches"] if not any(d["fact"] == m["fact"] for d in doc["drift"])]
         for m in uniform:
             vals = "; ".join(f"{v['value']} on {v['nodes']}" for v in m["wrong"])
-            con.print(f" [bold red]lock[/] {m['fact']}: expected {escape(m['lock'])}, found {escape(vals)}")
+            con.print(f" [bold red]lock[/] {_t(m['fact'])}: expected {_t(m['lock'])}, found {_t(vals)}")
     ranks = doc.get("ranks")
     if ranks:
         con.print(f"\n[bold]distributed[/bold]: {ranks['ranks']} of {ranks['world_size']} rank(s) reported; "
@@ -221,9 +229,9 @@ def print_fleet(doc: dict) -> None:
         if ranks["missing"]:
             con.print(f" [bold red]missing ranks[/]: {', '.join(map(str, ranks['missing']))} (no report: crashed or never started)")
         for f in ranks["failed"]:
-            con.print(f" [bold red]rank {f['rank']}[/] ({escape(f['node'])}): {escape(f['error'] or '')}")
+            con.print(f" [bold red]rank {f['rank']}[/] ({_t(f['node'])}): {_t(f['error'] or '')}")
         for s in ranks["slow"]:
-            con.print(f" [yellow]slow rank {s['rank']}[/] ({escape(s['node'])}): {escape(s['why'])}")
+            con.print(f" [yellow]slow rank {s['rank']}[/] ({_t(s['node'])}): {_t(s['why'])}")
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -237,30 +245,28 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
         return args.exit_code
-    from rich.markup import escape
-
     from envcheck.cli.output import console
 
     con = console()
     if doc["kind"] == "nodes":
-        con.print(f"[bold]{escape(doc['a'])} ({doc['status']['a']}) vs {escape(doc['b'])} ({doc['status']['b']})[/bold]")
+        con.print(f"[bold]{_t(doc['a'])} ({_t(doc['status']['a'])}) vs {_t(doc['b'])} ({_t(doc['status']['b'])})[/bold]")
         for f in doc["facts"]:
-            con.print(f" {f['fact']}: {escape(str(f['a']))} → {escape(str(f['b']))}")
+            con.print(f" {_t(f['fact'])}: {_t(str(f['a']))} → {_t(str(f['b']))}")
         for c in doc["checks"]:
-            con.print(f" check {c['check']}: {c['a']} → {c['b']}")
+            con.print(f" check {_t(c['check'])}: {_t(c['a'])} → {_t(c['b'])}")
     else:
-        con.print(f"[bold]{escape(doc['a'])} ({doc['nodes']['a']} nodes, {doc['passed']['a']} pass) vs "
-                  f"{escape(doc['b'])} ({doc['nodes']['b']} nodes, {doc['passed']['b']} pass)[/bold]")
+        con.print(f"[bold]{_t(doc['a'])} ({doc['nodes']['a']} nodes, {doc['passed']['a']} pass) vs "
+                  f"{_t(doc['b'])} ({doc['nodes']['b']} nodes, {doc['passed']['b']} pass)[/bold]")
         if doc["only_a"]:
-            con.print(f" only in A: {escape(doc['only_a'])}")
+            con.print(f" only in A: {_t(doc['only_a'])}")
         if doc["only_b"]:
-            con.print(f" only in B: {escape(doc['only_b'])}")
+            con.print(f" only in B: {_t(doc['only_b'])}")
         for r in doc["facts"]:
-            con.print(f" {r['fact']}: {escape(str(r['a']))} → {escape(str(r['b']))} on {escape(r['nodes'])}")
+            con.print(f" {_t(r['fact'])}: {_t(str(r['a']))} → {_t(str(r['b']))} on {_t(r['nodes'])}")
         for r in doc["status"]:
-            con.print(f" status {r['a']} → {r['b']} on {escape(r['nodes'])}")
+            con.print(f" status {_t(r['a'])} → {_t(r['b'])} on {_t(r['nodes'])}")
         for r in doc["majority"]:
-            con.print(f" majority {r['fact']}: {escape(str(r['a']))} → {escape(str(r['b']))}")
+            con.print(f" majority {_t(r['fact'])}: {_t(str(r['a']))} → {_t(str(r['b']))}")
     if not doc["changed"]:
         con.print("no difference")
     return args.exit_code
