@@ -263,6 +263,27 @@ def _without_request_limits(res: Resolution, ctx: Context, release_index: Dict[s
     return out
 
 
+def _one_gpu_only(res: Resolution, ctx: Context) -> List[str]:
+    """No build serves all NVIDIA GPUs together: for each GPU model, the resolver's pick when the plan
+    serves that model alone (the others hidden from CUDA) — an RTX 5090 beside a GTX 1080."""
+    from dataclasses import replace
+
+    machine = ctx.machine
+    models = list(dict.fromkeys(g.name for g in machine.served_gpus if g.vendor == "nvidia"))
+    if len(models) < 2:
+        return []
+    out: List[str] = []
+    for name in models:
+        alone = replace(machine, gpus=[replace(g, serve=g.name == name) if g.vendor == "nvidia" else g
+                                       for g in machine.gpus], plan_gpu=None)
+        one = resolve(alone, ctx.request, ctx.matrix)
+        if one.chosen is not None and one.chosen.build.backend != "cpu":
+            out.append(f"or use only the {name}: {name_of(one.chosen)} serves it — hide the other GPUs with "
+                       "CUDA_VISIBLE_DEVICES=<its index or UUID from `nvidia-smi -L`> (and "
+                       "CUDA_DEVICE_ORDER=PCI_BUS_ID so the index matches nvidia-smi's)")
+    return out
+
+
 def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) -> List[str]:
     out: List[str] = []
     chosen = res.chosen
@@ -333,6 +354,7 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
                           key=lambda v: tuple(int(x) for x in v.split(".")) if v[0].isdigit() else (999,))
             names = ", ".join(dict.fromkeys(name for _, _, name in nv))
             out.append(f"build torch from source with TORCH_CUDA_ARCH_LIST=\"{';'.join(caps)}\" for the {names}")
+            out += _one_gpu_only(res, ctx)
         if res.fallback:
             fallback.append(f"use the CPU build {name_of(res.fallback)} instead: re-run with --backend cpu")
     elif res.status == "no_build" and res.fallback:

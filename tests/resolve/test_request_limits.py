@@ -46,3 +46,15 @@ def test_one_source_build_serves_every_nvidia_gpu(matrix):
         return  # a wheel serves both: no source build offered
     lines = [a for a in res.alternatives if "TORCH_CUDA_ARCH_LIST" in a]
     assert len(lines) == 1 and 'TORCH_CUDA_ARCH_LIST="6.1;12.0"' in lines[0], lines
+
+
+def test_each_gpu_alone_gets_the_resolvers_pick(matrix):
+    """M16: or use one GPU only (the others hidden with CUDA_VISIBLE_DEVICES, CUDA's documented
+    variable): the build named is the resolver's own pick for that GPU alone."""
+    res = plan_for(matrix, gpus=["RTX 5090", "GTX 1080"])
+    if res.chosen is not None:
+        return
+    for name, alone in (("GeForce RTX 5090", ["RTX 5090"]), ("GeForce GTX 1080", ["GTX 1080"])):
+        pick = plan_for(matrix, gpus=alone).chosen
+        (line,) = [a for a in res.alternatives if a.startswith(f"or use only the {name}:")]
+        assert f"torch {pick.release.version}+{pick.build.variant} serves it" in line and "CUDA_VISIBLE_DEVICES" in line
