@@ -163,6 +163,8 @@ JSON_SCHEMAS = {
     "probe": ("envcheck.probe.v1", None),
     "verify": ("envcheck.verify.v1", None),
     "explain": ("envcheck.explain.v1", "findings"),
+    # `explain --list`: the family table, a document of its own (stamped by the command itself)
+    "explain-list": ("envcheck.explain-list.v1", "families"),
     "gpus": ("envcheck.gpus.v1", "gpus"),
     "matrix-show": ("envcheck.matrix-show.v1", "builds"),
     "matrix-validate": ("envcheck.matrix-validate.v1", None),
@@ -192,6 +194,8 @@ def stamp_json(command: str, text: str) -> str:
     except ValueError:
         return text
     sid, key = entry
+    if isinstance(doc, dict) and doc.get("schema") in {i for i, _ in JSON_SCHEMAS.values()}:
+        return text  # a command that prints another document of its own (explain --list) stamped it
     if isinstance(doc, list) and key:
         doc = {key: doc}
     if not isinstance(doc, dict):

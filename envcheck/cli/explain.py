@@ -91,8 +91,8 @@ def list_families(args: argparse.Namespace) -> int:
     from envcheck.app.explain import families
 
     table = families(args.matrices)
-    if args.json:
-        json.dump(table, sys.stdout, indent=1)
+    if args.json:  # not findings: the family table has a schema of its own
+        json.dump({"schema": "envcheck.explain-list.v1", "families": table}, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     from rich.console import Console

@@ -38,6 +38,7 @@ COMMANDS = [
     (["probe", "--json"], 0),
     (["verify", "--facts", str(CASE), "--json"], 1),
     (["explain", "--no-probe", "--json", "version `GLIBC_2.17' not found"], None),
+    (["explain", "--json", "--list"], 0),  # breaker F3: its own schema, not findings without `rule`
     (["gpus", "4090", "--json"], 0),
     (["matrix", "show", "--torch", "2.13.0", "--json"], 0),
     (["matrix", "validate", "--json"], 0),
@@ -55,6 +56,7 @@ def test_real_output_validates(cli, args, code):
     jsonschema.validate(doc, schema(doc["schema"]))
     name = "-".join(a for a in args[:2] if not a.startswith("-") and a in ("matrix", "show", "validate", "status")
                     ) or args[0]
+    name += "-list" if "--list" in args else ""
     assert doc["schema"] == f"envcheck.{name}.v1"
 
 

@@ -146,7 +146,7 @@ def test_bad_flags_are_usage_errors(cli):
 def test_list_prints_every_family_with_evidence_cause_fix_source(cli):
     r = cli(["explain", "--list", "--json"])
     assert r.code == 0
-    rows = r.json()["findings"]
+    rows = r.json()["families"]
     assert len(rows) >= 40
     for row in rows:
         assert row["evidence"] and row["cause"] and row["fix"] and row["source"], row["family"]
