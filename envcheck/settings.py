@@ -134,6 +134,8 @@ def _load(path: os.PathLike[str] | str) -> Dict[str, Any]:
         return tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # arrays/tables nested thousands deep: tomllib recurses per level
+        raise UsageError(f"{path}: nested too deeply to be a config file") from None
 
 
 def read_config(path: Path) -> Dict[str, Any]:

@@ -116,11 +116,14 @@ class _VersionAction(argparse.Action):
 
 
 def _ensure_streams() -> None:
-    """A closed stdout/stderr (``envcheck … >&-``) becomes /dev/null instead of a crash, and a
+    """A closed stdin reads as empty; a closed stdout makes any output an :class:`OutputError`
+    (exit 1, "cannot write the output", as ``> /dev/full``); a closed stderr becomes /dev/null; and a
     character the terminal's encoding lacks (``—`` under ``LC_ALL=C`` or ``PYTHONIOENCODING=ascii``)
     is written as an escape (``\\u2014``) instead of raising UnicodeEncodeError."""
-    if sys.stdout is None:
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (lives as long as the process)
+    if sys.stdin is None:  # `envcheck … <&-`: reading it is reading nothing (explain: "nothing to explain")
+        sys.stdin = open(os.devnull)  # noqa: SIM115 (lives as long as the process)
+    if sys.stdout is None:  # `envcheck … >&-`: what a command prints is an error, not silently lost
+        sys.stdout = _Closed()  # type: ignore[assignment]
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (lives as long as the process)
     for stream in (sys.stdout, sys.stderr):
@@ -139,6 +142,26 @@ class OutputError(EnvcheckError, OSError):
     still does."""
 
     exit_code = 1
+
+
+class _Closed:
+    """Standard output that was closed before envcheck started: every write fails like a full disk."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        if not text:
+            return 0
+        raise OSError(9, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(9, "standard output is closed")
 
 
 class _Output:
