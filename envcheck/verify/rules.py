@@ -851,6 +851,17 @@ def interpreter_cmd(ctx: Context) -> str:
 
 @helper
 def install_fix(ctx: Context) -> str:
+    lock = ctx.lock
+    if lock is not None and lock.pins:  # `verify --lock`: the plan the user chose, not a new one for this host
+        name = lock.expect.torch_version or f"{lock.torch}+{lock.variant}"
+        want, have = lock.expect.python, ctx.python
+        py = ""
+        if want and have and want.rstrip("t") != ".".join(have.split(".")[:2]):
+            py = (f" The lock is for Python {want} and this interpreter is Python {have}: its wheels do not "
+                  f"install here; make a Python {want} environment first (the lock's install.sh/install.ps1 "
+                  f"does), or plan for this one with `envcheck plan --python {'.'.join(have.split('.')[:2])}`.")
+        return (f"Install the lock's pins (torch {name}, {lock.path}): "
+                f"{ctx.pip_command(lock.pins, lock.index_option, reinstall=False)}.{py}")
     plan, _ = ctx.plan()
     if plan is None:
         return "`envcheck plan` explains which build fits this machine and how to install it."
