@@ -177,7 +177,7 @@ def _lock_in_image(plan: Plan) -> str:
     beside it in the build context); its ``generated`` is fixed so the layer cache holds."""
     from envcheck.resolve.recipe import LOCK_NAME
 
-    lines = render_lock(plan, generated="with this Dockerfile").rstrip("\n").splitlines()
+    lines = render_lock(plan, generated="with this Dockerfile").rstrip("\n").split("\n")  # \n only: data stays data
     args = " \\\n    ".join(shlex.quote(ln) for ln in lines)
     return (f"# the plan's lock, for `envcheck verify --lock {IMAGE_LOCK_DIR}/{LOCK_NAME}` (below, and in the image)\n"
             f"RUN mkdir -p {IMAGE_LOCK_DIR} && printf '%s\\n' \\\n    {args} \\\n    > {IMAGE_LOCK_DIR}/{LOCK_NAME}")

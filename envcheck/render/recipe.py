@@ -30,7 +30,7 @@ def _lock_text(plan: Plan) -> str:
     from envcheck.render.files import render_lock
 
     text = render_lock(plan)
-    if any(ln.strip() == LOCK_EOF or ln.startswith("'@") for ln in text.splitlines()):  # pragma: no cover
+    if any(ln.strip() == LOCK_EOF or ln.startswith("'@") for ln in text.split("\n")):  # pragma: no cover
         raise ValueError("the lock holds a line that would end the script's here-document")
     return text
 
@@ -75,7 +75,7 @@ def _bash_step(i: int, n: int, s: RecipeStep, lock: str = "") -> List[str]:
     body = [ln.rstrip() for ln in s.lines()]
     if s.kind == "verify" and lock:  # the lock this script carries, in a folder of its own for this step
         body = ['LOCKDIR="$(mktemp -d)"', "trap 'rm -rf \"$LOCKDIR\"' EXIT",
-                f'cat > "$LOCKDIR/{LOCK_NAME}" <<\'{LOCK_EOF}\'', *lock.rstrip("\n").splitlines(), LOCK_EOF,
+                f'cat > "$LOCKDIR/{LOCK_NAME}" <<\'{LOCK_EOF}\'', *lock.rstrip("\n").split("\n"), LOCK_EOF,
                 'cd "$LOCKDIR"', *body]
     env = [f"export {k}={shlex.quote(v)}" for k, v in sorted(s.env.items())]
     run = [ln for ln in body if not any(ln.strip() == e for e in env)]
@@ -211,7 +211,7 @@ def render_powershell(plan: Plan) -> str:
         if s.kind == "verify":  # the lock this script carries, in a folder of its own for this step
             out += ["$LOCKDIR = Join-Path ([System.IO.Path]::GetTempPath()) ('envcheck-' + [guid]::NewGuid())",
                     "New-Item -ItemType Directory -Path $LOCKDIR | Out-Null",
-                    "$LOCK = @'", *_lock_text(plan).rstrip("\n").splitlines(), "'@",
+                    "$LOCK = @'", *_lock_text(plan).rstrip("\n").split("\n"), "'@",
                     f"[System.IO.File]::WriteAllText((Join-Path $LOCKDIR '{LOCK_NAME}'), $LOCK)  # UTF-8, no BOM",
                     "Push-Location $LOCKDIR",
                     "try {"]
