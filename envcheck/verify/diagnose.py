@@ -190,6 +190,12 @@ class _Judge:
                          f"({listed}) — the first on sys.path wins",
                          fix=f"Remove the copies you do not use (`{self.ctx.py_command('-m', 'pip', 'uninstall', 'torch')}`, "
                              "~/.local, PYTHONPATH) so one torch is installed.")
+        for text in t.get("warnings") or []:  # what `import torch` warned, when a family knows it
+            hits = match(self.rules, str(text), self.ctx, check="import_torch")
+            if hits:
+                said = str(text).split(" (Triggered internally")[0].strip()[:200]
+                return Check("import_torch", "warn", detail=f"{detail}; import torch warned: {said} — {hits[0].cause}",
+                             fix=hits[0].fix, rule=hits[0].rule)
         return Check("import_torch", "pass", detail=detail)
 
     def check_cuda_build(self) -> Check:

@@ -42,7 +42,7 @@ def envcheck_torch_venv(tmp_path_factory) -> Path:
         return Path(given) / "bin"
     from tests.verify.conftest import make_torch_venv
 
-    py = make_torch_venv(tmp_path_factory.mktemp("venv") / "torch-envcheck", "torch==2.13.0")
+    py = make_torch_venv(tmp_path_factory.mktemp("venv") / "torch-envcheck", "torch==2.13.0", "numpy")
     proc = subprocess.run([str(py), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[junit]"], capture_output=True, text=True)
     if proc.returncode != 0:
         pytest.fail(f"pip install -e envcheck failed:\n{proc.stdout}\n{proc.stderr}")

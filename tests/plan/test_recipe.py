@@ -320,7 +320,7 @@ def test_install_sh_written_alone_runs_to_a_passing_verify(tmp_path):
     given = os.environ.get("ENVCHECK_TEST_TORCH_VENV")
     venv = Path(given) if given else tmp_path / "venv"
     if not given:
-        make_torch_venv(venv, "torch==2.13.0")
+        make_torch_venv(venv, "torch==2.13.0", "numpy")
     py = f"{sys.version_info[0]}.{sys.version_info[1]}"
     out = tmp_path / "scr"
     from tests.conftest import run_cli

@@ -1,6 +1,6 @@
 """Fixtures for verify tests: a real venv with torch 2.13.0, the stand-in torch, the case facts.
 
-The venv is made fresh per session (``python -m venv`` + ``pip install torch==2.13.0``, which pip takes
+The venv is made fresh per session (``python -m venv`` + ``pip install torch==2.13.0 numpy``, which pip takes
 offline from the local wheelhouse on this machine and from PyPI elsewhere). Set
 ``ENVCHECK_TEST_TORCH_VENV`` to an existing venv with torch 2.13.0 to skip the install locally.
 """
@@ -24,13 +24,13 @@ def venv_python(root: Path) -> Path:
     return root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def make_torch_venv(root: Path, spec: str) -> Path:
-    """A fresh venv at ``root`` with ``spec`` installed; returns its python."""
+def make_torch_venv(root: Path, *specs: str) -> Path:
+    """A fresh venv at ``root`` with ``specs`` installed; returns its python."""
     subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
     py = venv_python(root)
-    proc = subprocess.run([str(py), "-m", "pip", "install", "--quiet", spec], capture_output=True, text=True)
+    proc = subprocess.run([str(py), "-m", "pip", "install", "--quiet", *specs], capture_output=True, text=True)
     if proc.returncode != 0:
-        pytest.fail(f"pip install {spec} failed:\n{proc.stdout}\n{proc.stderr}")
+        pytest.fail(f"pip install {' '.join(specs)} failed:\n{proc.stdout}\n{proc.stderr}")
     return py
 
 
@@ -40,7 +40,9 @@ def torch_venv(tmp_path_factory) -> Path:
     given = os.environ.get("ENVCHECK_TEST_TORCH_VENV")
     if given:
         return venv_python(Path(given))
-    return make_torch_venv(tmp_path_factory.mktemp("venv") / "torch-2.13.0", "torch==2.13.0")
+    # with NumPy: torch's wheel does not require it, and without it `import torch` warns and every
+    # .numpy()/DataLoader path fails (verify says so: tests/verify/test_numpy_missing.py)
+    return make_torch_venv(tmp_path_factory.mktemp("venv") / "torch-2.13.0", "torch==2.13.0", "numpy")
 
 
 @pytest.fixture(scope="session")
