@@ -256,6 +256,9 @@ def plan(req: PlanRequest) -> PlanResult:
         prefer=req.prefer,
     )
     matrix = load_matrix(req.matrices)
+    if not matrix.builds or not matrix.releases:  # bad input, not "nothing fits" (0 candidates checked)
+        raise UsageError(f"--matrices {matrix.directory}: holds no torch release or build "
+                         "(torch-releases.toml, torch-builds*.toml): not a matrix folder envcheck can plan from")
     check_request(request, matrix)
     without = companions_left_out(req.without)
     machine = build_machine(req.target, matrix)

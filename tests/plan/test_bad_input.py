@@ -48,7 +48,8 @@ def test_closed_stdout_does_not_crash():
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, close_fds=True,
                        preexec_fn=lambda: os.close(1))
     assert "Traceback" not in r.stderr
-    assert r.returncode == 0
+    # the plan cannot be printed: an error like `> /dev/full`, not a silent exit 0 (breaker F17)
+    assert r.returncode == 1 and "cannot write the output" in r.stderr, r.stderr
 
 
 @pytest.mark.subprocess
@@ -126,3 +127,15 @@ def test_no_literal_none_in_rendered_files(matrix, flags):
     plan = make_plan(plan_for(matrix, **flags), matrix)
     for name, text in render(plan, parse_formats("all")).items():  # pylock reads the network: tests/integrations
         assert "None" not in text.replace("NoneType", ""), name
+
+
+def test_a_matrix_folder_without_torch_builds_is_bad_input(tmp_path):
+    """breaker F17: `plan --matrices DIR` where DIR holds TOML files but no torch release/build said
+    "no PyTorch build fits this machine (0 candidates checked)", exit 1 — the folder is the problem."""
+    import shutil
+
+    from tests.conftest import ROOT, run_cli
+
+    shutil.copy(ROOT / "matrices" / "cuda.toml", tmp_path / "cuda.toml")
+    r = run_cli(["plan", "--matrices", str(tmp_path), "--backend", "cpu"])
+    assert r.code == 2 and r.err.count("\n") == 1 and "holds no torch release or build" in r.err, r.err
