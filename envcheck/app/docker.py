@@ -103,6 +103,12 @@ def docker_build(request: BuildRequest, say: Say = _quiet) -> BuildResult:
     from envcheck.docker.build import build_from_plan
     from envcheck.docker.engine import connect
 
+    from envcheck.edge import check_image
+
+    # bad input is exit 2 whether or not an engine is there: every flag is checked before connecting
+    for value, what in ((request.tag, "--tag"), (request.base_image, "--base-image")):
+        if value:
+            check_image(value, what)
     matrix, plan = build_plan(request.lock, request.plan, request.matrices)
     client = connect()
     out = build_from_plan(client, plan, matrix, tag=request.tag, base_image=request.base_image,

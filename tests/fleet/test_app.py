@@ -73,7 +73,8 @@ def test_diff_two_nodes(tmp_path, case_reports):
 def test_slurm_job_and_its_checks():
     script = slurm_job(SlurmOptions(nodelist="gpu[001-004]", tier="quick"))
     assert "#SBATCH --nodelist=gpu[001-004]" in script and "--tier quick" in script
-    assert "srun" not in slurm_job(SlurmOptions(nodes=2), prolog=True)
+    # a prolog names envcheck by absolute path (slurmd's PATH is minimal), so the test gives one
+    assert "srun" not in slurm_job(SlurmOptions(nodes=2, envcheck="/opt/envcheck/bin/envcheck"), prolog=True)
     with pytest.raises(UsageError, match="--nodes 0"):
         slurm_job(SlurmOptions(nodes=0))
     with pytest.raises(UsageError, match="--nodelist gpu.3-1.: range runs backwards"):
