@@ -40,7 +40,11 @@ def test_cpu_image_passes_verify_inside(cli, engine, cpu_image, run_base):
     rep = res.json()
     checks = by_name(rep)
     assert [n for n, c in checks.items() if c["status"] == "fail"] == []
-    for name in ("import_torch", "cuda_build", "lock", "matmul", "distributed", "torch_compile"):
+    # The image holds what the plan pins (torch alone, from the wheelhouse): no NumPy, so torch's import
+    # warns and verify says so with its fix — the one warning this image may carry (newcomer L10 is open).
+    imp = checks["import_torch"]
+    assert imp["status"] == "pass" or (imp["status"] == "warn" and imp["rule"] == "numpy-not-available"), imp
+    for name in ("cuda_build", "lock", "matmul", "distributed", "torch_compile"):
         assert checks[name]["status"] == "pass", checks[name]
     assert "label io.envcheck.lock" in checks["lock"]["detail"]  # the lock the image carries
     assert rep["facts"]["python"]["executable"] == "/opt/venv/bin/python3"
