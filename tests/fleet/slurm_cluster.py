@@ -12,7 +12,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 NODES = ("node1", "node2")
 
@@ -156,3 +156,18 @@ def _free(port: int) -> bool:
         return False
     finally:
         s.close()
+
+
+def running(folder: Path) -> Iterator[Cluster]:
+    """A started cluster in ``folder`` for a pytest fixture to ``yield from``, stopped after; skips
+    (with the reason) where Slurm or munge is not installed."""
+    import pytest
+
+    why = missing()
+    if why:
+        pytest.skip(why)
+    c = Cluster(folder).start()
+    try:
+        yield c
+    finally:
+        c.stop()

@@ -54,12 +54,7 @@ def test_bad_input(argv, message):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    why = slurm_cluster.missing()
-    if why:
-        pytest.skip(why)
-    c = slurm_cluster.Cluster(tmp_path_factory.mktemp("slurm")).start()
-    yield c
-    c.stop()
+    yield from slurm_cluster.running(tmp_path_factory.mktemp("slurm"))
 
 
 def test_real_slurm_job_verifies_both_nodes_and_merges(cluster, envcheck_torch_venv, tmp_path):

@@ -215,12 +215,7 @@ def slurm(tmp_path_factory):
     """The real test cluster of tests/fleet (munge, slurmctld, two slurmd on 127.0.0.1)."""
     from tests.fleet import slurm_cluster
 
-    why = slurm_cluster.missing()
-    if why:
-        pytest.skip(why)
-    c = slurm_cluster.Cluster(tmp_path_factory.mktemp("slurm")).start()
-    yield c
-    c.stop()
+    yield from slurm_cluster.running(tmp_path_factory.mktemp("slurm"))
 
 
 @pytest.mark.docker
