@@ -251,9 +251,7 @@ def test_generated_heavy_command_lines(tmp_path, run_base, engine, slurm, tally)
             if time.monotonic() - started > 540:  # the CI budget; the count is still reported
                 break
     finally:
-        subprocess.run(["scancel", "--name", f"envcheck-fuzz-{run}"], capture_output=True, timeout=60, env=slurm.env)
-        left = subprocess.run(["squeue", "-h", "--name", f"envcheck-fuzz-{run}"], capture_output=True, text=True,
-                              timeout=60, env=slurm.env).stdout.strip()
+        left = slurm.cancel(f"envcheck-fuzz-{run}")
         import docker
 
         for tag in (f"envcheck-test/fuzz-{run}:1", f"envcheck-test/fuzz-base-{run}:1"):
