@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from envcheck.cli.conventions import COMMAND_HELP, _path
+from envcheck.cli.conventions import COMMAND_HELP, TAKES_VALUE
 from envcheck.errors import EnvcheckError
 
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
@@ -85,10 +85,6 @@ def build_parser(argv: Optional[List[str]] = None) -> argparse.ArgumentParser:
     return parser
 
 
-#: global options that take the next word as their value (``--color never``)
-_TAKES_VALUE = ("--color", "--config")
-
-
 def _command_of(argv: Optional[List[str]]) -> Optional[str]:
     """The command ``argv`` runs: its first word that is not a global option (or its value), when
     that is a command and no top-level help is asked before it; else ``None``."""
@@ -98,7 +94,7 @@ def _command_of(argv: Optional[List[str]]) -> Optional[str]:
             skip = False
         elif tok in ("-h", "--help", "--"):
             return None
-        elif tok in _TAKES_VALUE:
+        elif tok in TAKES_VALUE:
             skip = True
         elif not tok.startswith("-"):
             return tok if tok in COMMAND_HELP else None
@@ -268,7 +264,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     (``| head -1``) does not change the exit code. Standard output that cannot be written (a full
     disk, ``> /dev/full``) is a one-line error and exit 1.
     """
-    from envcheck.cli.conventions import color_environment, command_path, json_document, strict_exit
+    from envcheck.cli.conventions import color_environment, command_path, config_parser, json_document, strict_exit
     from envcheck.settings import apply_settings
 
     _ensure_streams()
@@ -280,10 +276,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         autocomplete(parser)  # a shell asking for completions: answers and exits
     path, target = command_path(parser, argv)
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--config", type=_path)
-    pre.add_argument("--no-config", action="store_true")
-    early, _ = pre.parse_known_args(argv)
+    early, _ = config_parser().parse_known_args(argv)
     if early.config is not None:
         from pathlib import Path
 

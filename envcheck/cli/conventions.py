@@ -33,6 +33,10 @@ COMMAND_HELP = {
 }
 
 
+#: global options that take the next word as their value (``--color never``)
+TAKES_VALUE = ("--color", "--config")
+
+
 def _path(text: str) -> Any:
     """``type=`` of a path flag: a :class:`pathlib.Path`, with pathlib imported only when one is given."""
     from pathlib import Path
@@ -53,11 +57,25 @@ def add_common(p: argparse.ArgumentParser, top: bool) -> None:
                    help="say less on stderr: -q drops notes and warnings, -qq everything but errors")
     g.add_argument("--strict", action="store_true", **({"default": False} if top else d),
                    help="warnings fail: exit 1 when the command warned")
+    add_config_flags(g, d, top)
+
+
+def add_config_flags(g: Any, d: Dict[str, Any], top: bool) -> None:
+    """``--config FILE`` and ``--no-config``: defined here only, used by every parser and by
+    :func:`config_parser`, which reads them before the command's own parse."""
     g.add_argument("--config", metavar="FILE", type=_path, **({"default": None} if top else d),
                    help="read settings from FILE (default: envcheck.toml or [tool.envcheck] in pyproject.toml, "
                         "searched upward; ENVCHECK_* variables override it)")
     g.add_argument("--no-config", action="store_true", **({"default": False} if top else d),
                    help="read no config file")
+
+
+def config_parser() -> argparse.ArgumentParser:
+    """A parser of only the config flags: the settings they name must be read before the command's
+    parse, because they become that parse's defaults (``parse_known_args`` leaves the rest)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    add_config_flags(pre, {}, top=True)
+    return pre
 
 
 def each_parser(parser: argparse.ArgumentParser) -> Iterator[Tuple[List[str], argparse.ArgumentParser]]:
@@ -76,7 +94,6 @@ def command_path(parser: argparse.ArgumentParser, argv: List[str]) -> Tuple[List
     """The command named in ``argv`` (``["matrix", "update"]``) and its parser."""
     path: List[str] = []
     current = parser
-    takes_value = {"--color", "--config"}
     skip = False
     for tok in argv:
         if skip:
@@ -84,7 +101,7 @@ def command_path(parser: argparse.ArgumentParser, argv: List[str]) -> Tuple[List
             continue
         if tok == "--":
             break
-        if tok in takes_value:
+        if tok in TAKES_VALUE:
             skip = True
             continue
         if tok.startswith("-"):

@@ -220,3 +220,15 @@ def test_shared_flags_are_defined_in_one_place():
     found = {p.name: sorted(set(flag_definitions(p)) & SHARED_FLAGS) for p in sorted((PKG / "cli").glob("*.py"))}
     assert found["flags.py"] == sorted(SHARED_FLAGS)  # the reading sees them where they are
     assert {name: flags for name, flags in found.items() if flags and name != "flags.py"} == {}
+
+
+def test_config_flags_are_defined_once_for_the_early_read_and_the_parse():
+    """``--config``/``--no-config`` are read before the command's parse (they name the settings that
+    become its defaults) and by every parser: one definition serves both (it was written twice)."""
+    where = {p.name: flag_definitions(p).count("--config") + flag_definitions(p).count("--no-config")
+             for p in sorted((PKG / "cli").glob("*.py"))}
+    assert {name: n for name, n in where.items() if n} == {"conventions.py": 2}
+    from envcheck.cli.conventions import config_parser
+
+    early, rest = config_parser().parse_known_args(["plan", "--conf", "x.toml", "--gpu", "H100"])
+    assert (str(early.config), early.no_config, rest) == ("x.toml", False, ["plan", "--gpu", "H100"])
