@@ -186,7 +186,13 @@ def print_fleet(doc: dict) -> None:
 
     con = console()
     total, passed = doc["nodes_total"], doc["passed"]
-    head = f"[bold]envcheck fleet — {total} node{'s' if total != 1 else ''}: {passed} pass, {total - passed} fail[/bold]"
+    hosts, ranks = doc.get("hosts_total", total), doc.get("ranks_total", 0)
+    if ranks:  # a distributed run writes one report per rank: count hosts as nodes, name the ranks
+        what = (f"{hosts} node{'s' if hosts != 1 else ''}, {total} report{'s' if total != 1 else ''} "
+                f"({ranks} rank{'s' if ranks != 1 else ''})")
+    else:
+        what = f"{total} node{'s' if total != 1 else ''}"
+    head = f"[bold]envcheck fleet — {what}: {passed} pass, {total - passed} fail[/bold]"
     if doc["skipped"]:
         head += f" [bold red]({len(doc['skipped'])} report(s) skipped)[/]"
     con.print(head)

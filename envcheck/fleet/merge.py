@@ -103,7 +103,8 @@ class Fleet:
 
         d: Dict[str, Any] = {
             "kind": FLEET_KIND, "schema": FLEET_SCHEMA,
-            "nodes_total": len(self.nodes), "passed": self.passed, "failed": len(self.nodes) - self.passed,
+            "nodes_total": len(self.nodes), "hosts_total": len({n.host for n in self.nodes}),
+            "ranks_total": sum(1 for n in self.nodes if n.rank is not None), "passed": self.passed, "failed": len(self.nodes) - self.passed,
             "failed_nodes": compress(n.id for n in self.nodes if n.status != "pass"),
             "skipped": self.skipped, "duplicates": self.duplicates,
             "expected": self.expected, "missing": compress(self.missing), "missing_count": len(self.missing),

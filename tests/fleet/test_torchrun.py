@@ -96,6 +96,22 @@ def test_merge_shows_the_ranks(two_node_run, tmp_path):
     assert "slow rank 1" in r.out and "bus bandwidth" in r.out and "local compute" in r.out
 
 
+def test_merge_counts_hosts_not_ranks(two_node_run, tmp_path):
+    """Two ranks on one host are one node (a `--nproc-per-node 2` run writes a report per rank):
+    the summary and --json count hosts and ranks apart (they counted each rank as a node)."""
+    work, _, _ = two_node_run
+    r = run_cli(["fleet", "merge", str(work / "reports"), "--json"])
+    assert (r.json()["nodes_total"], r.json()["hosts_total"], r.json()["ranks_total"]) == (2, 2, 2)
+    for p in sorted((work / "reports").iterdir()):  # the same real reports, both ranks on host "nodeA"
+        doc = json.loads(p.read_text())
+        doc["host"]["id"] = "nodeA"
+        (tmp_path / p.name).write_text(json.dumps(doc))
+    r = run_cli(["fleet", "merge", str(tmp_path), "--json"])
+    assert (r.json()["nodes_total"], r.json()["hosts_total"], r.json()["ranks_total"]) == (2, 1, 2)
+    r = run_cli(["fleet", "merge", str(tmp_path)])
+    assert r.code == 0 and r.out.splitlines()[0] == "envcheck fleet — 1 node, 2 reports (2 ranks): 2 pass, 0 fail"
+
+
 def _rank_env(venv, rank, world, port):
     env = {**os.environ, "PATH": f"{venv}{os.pathsep}{os.environ['PATH']}", "RANK": str(rank),
            "WORLD_SIZE": str(world), "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
