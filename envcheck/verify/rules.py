@@ -174,7 +174,7 @@ def text_hints(rules: List[Diagnosis], text: str) -> Dict[str, str]:
 _PLATFORM_SIGNS = (
     ({"os": "linux", "wsl": "true"}, re.compile(r"/usr/lib/wsl/|microsoft-standard-WSL2|\bWSL2?\b")),
     ({"os": "windows", "wsl": "false"},
-     re.compile(r"(?<![\w/])[A-Za-z]:(?:\\\\|\\)[\w$ .-]{1,80}|\[WinError \d{1,5}\]|\.dll\b|win_amd64|\.pyd\b")),
+     re.compile(r"(?<![\w/])[A-Za-z]:(?:\\\\|\\)[\w$ .-]{1,80}|\[WinError \d{1,5}\]|\.dll\b|win_amd64|\.pyd\b|DLL load failed")),
     ({"os": "macos", "wsl": "false"}, re.compile(r"(?<![\w/])/Users/[\w.-]{1,80}/|\.dylib\b|/opt/homebrew/|macosx_\d|MPS device")),
     ({"os": "linux"}, re.compile(r"(?<![\w/])(?:/home/|/usr/(?:local/)?lib|/opt/conda|/lib64/|/root/)|\.so(?:\.\d{1,6}){0,4}\b")),
 )
@@ -564,7 +564,7 @@ def _pair_for(ctx: Context, pkg: str, version: str) -> Optional[str]:
 
 
 def _companion(ctx: Context) -> tuple:
-    pkg = ctx.groups.get("pkg") or "torchvision"
+    pkg = (ctx.groups.get("pkg") or "torchvision").lower()  # "TorchAudio" in its own message
     dists = ctx.facts.packages(pkg)
     run = ctx.facts.run(f"{pkg}_compat") or {}
     version = (run.get("data") or {}).get("version") or (dists[0].get("version") if dists else None)
@@ -636,7 +636,7 @@ def companion_fix(ctx: Context) -> str:
 def companion_install_fix(ctx: Context) -> str:
     """Install the missing companion in the version the matrix pairs with the installed torch build,
     from that build's index (whatever GPU the machine has: the pairing is the build's)."""
-    pkg = ctx.groups.get("pkg") or "torchvision"
+    pkg = (ctx.groups.get("pkg") or "torchvision").lower()
     rel, row = ctx.release(), ctx.build_row()
     pin = (row.pins.get(pkg) or (row.version_of(getattr(rel, pkg)) if getattr(rel, pkg) else "")) if rel and row else ""
     if pin and row is not None:
@@ -1024,10 +1024,15 @@ def xpu_build_fix(ctx: Context) -> str:
     return "Use the device this machine has; `envcheck plan` picks the build for it."
 
 
+def _group_in_parens(ctx: Context, group: str, label: str = "") -> str:
+    """`` (label value)`` of a pattern group the message had, or nothing."""
+    value = ctx.groups.get(group)
+    return f" ({label}{value})" if value else ""
+
+
 @helper
 def named_arch(ctx: Context) -> str:
-    arch = ctx.groups.get("sm")
-    return f" ({arch})" if arch else ""
+    return _group_in_parens(ctx, "sm")
 
 
 @helper
@@ -1061,6 +1066,52 @@ def wheel_desc(ctx: Context) -> str:
     if want and ctx.python:
         want += f"; this interpreter is Python {ctx.python}"
     return want + ")" if want else ""
+
+
+@helper
+def need_desc(ctx: Context) -> str:
+    """The size an out-of-memory message says was asked for, and on which device."""
+    need, backend = ctx.groups.get("need"), ctx.groups.get("backend")
+    if need:
+        return f"{backend or 'the GPU'} was asked for {need} more"
+    return "the size is in the full message"
+
+
+@helper
+def count_desc(ctx: Context) -> str:
+    dev, count = ctx.groups.get("dev"), ctx.groups.get("count")
+    if dev is not None and count is not None:
+        return (f"this process has no CUDA device {dev}: it sees {count} GPU{'s' if count != '1' else ''}, "
+                f"numbered from 0 (a machine with fewer GPUs than the one that saved it, or CUDA_VISIBLE_DEVICES "
+                f"hiding some)")
+    return ("this process sees no usable CUDA GPU (torch.cuda.is_available() is False): the machine has no NVIDIA "
+            "GPU, or torch cannot use it — a CPU-only torch build, no working driver, or CUDA_VISIBLE_DEVICES "
+            "hiding it")
+
+
+@helper
+def cc_desc(ctx: Context) -> str:
+    return _group_in_parens(ctx, "cc", "compute capability ")
+
+
+@helper
+def ext_desc(ctx: Context) -> str:
+    """Which extension a mismatch message names, and the torch it says it was built for."""
+    if ctx.groups.get("xformers"):
+        built, have = ctx.groups.get("built_for"), ctx.groups.get("have")
+        if built and have:
+            cpu = "; the installed torch is a CPU-only build" if have.endswith("+cpu") else ""
+            return f"xFormers, built for torch {built} while torch {have} is installed{cpu}"
+        return "xFormers"
+    lib = ctx.groups.get("lib")
+    return lib.replace("\\", "/").rsplit("/", 1)[-1] if lib else "a package with compiled C++/CUDA code"
+
+
+@helper
+def compile_windows_torch(ctx: Context) -> str:
+    """The first release whose torch.compile does not refuse Windows (matrix [release.compile] windows)."""
+    ok = [r.version for r in ctx.matrix.releases if r.compile_python_max and r.compile_windows is not False]
+    return min(ok, key=vkey) if ok else "a newer release"
 
 
 def arch_report(ctx: Context) -> List[Dict[str, object]]:

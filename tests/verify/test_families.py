@@ -63,7 +63,9 @@ def test_unknown_text_names_the_closest_families(cli):
     r = cli(["explain", "--no-probe", "RuntimeError: CUDA error: an illegal memory access was encountered"])
     assert r.code == 1
     assert "The closest families it looked for:" in r.err
-    assert "no-kernel-image: RuntimeError: CUDA error: no kernel image" in r.err
+    # the families named share the text's words ("RuntimeError: CUDA error: …"), whichever rank first
+    named = [line.strip() for line in r.err.splitlines() if line.startswith("    ") and ": " in line]
+    assert len(named) == 3 and all("CUDA" in line for line in named), named
 
 
 def test_no_family_sharing_no_word_is_called_close(cli):
