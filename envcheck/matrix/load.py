@@ -51,7 +51,7 @@ class _Ctx:
 
 #: The kinds of recipe steps, in the order a recipe runs them.
 #: What a recipe row's ``when`` may test (see matrices/README.md, "recipe.toml").
-RECIPE_WHEN = ("os", "wsl", "backend", "vendor", "rocm_min", "rocm_max", "compile", "container", "os_id")
+RECIPE_WHEN = ("os", "wsl", "tegra", "backend", "vendor", "rocm_min", "rocm_max", "compile", "container", "os_id")
 
 #: Every row carries where it came from and how sure it is.
 _COMMON = {"source": req(one_or_list("source")), "confidence": req("confidence"), "note": "str"}

@@ -117,6 +117,8 @@ def _matches(when: Mapping[str, Any], plan: Plan, compile_: bool, distro_id: str
             return False
         if key == "wsl" and bool(m.wsl) != bool(want):
             return False
+        if key == "tegra" and bool(m.tegra) != bool(want):
+            return False
         if key == "backend" and b.backend not in want:
             return False
         if key == "vendor" and not any(g.vendor in want for g in m.served_gpus):
@@ -145,10 +147,25 @@ def placeholders(plan: Plan, matrix: Matrix) -> Dict[str, str]:
                        "later branches no longer drive this GPU)" if d.get("last_branch")
                        else d.get("full") or d.get("floor") or "(the newest)"),
         "rocm": b.rocm or "",
+        **_jetpack_values(plan, matrix),
         "ubuntu": " or ".join(rel.ubuntu) if rel and rel.ubuntu else "",
         "pip_args": " ".join(([plan.index_option] if plan.index_option else []) + pins),
         "lock": LOCK_NAME,
     }
+
+
+def _jetpack_values(plan: Plan, matrix: Matrix) -> Dict[str, str]:
+    """``{{jetpack}}``/``{{jetpack_check}}`` for a Jetson: the JetPack generation the build is made
+    for (its channel), else the one the machine runs (its JetPack or Ubuntu), from platforms.toml."""
+    if not plan.machine.tegra:
+        return {"jetpack": "", "jetpack_check": ""}
+    gen = (matrix.jetpack_of_channel(plan.build.channel)
+           or matrix.jetpack_of_machine(plan.machine.jetpack, plan.machine.distro))
+    if gen is None:
+        return {"jetpack": "the JetPack NVIDIA ships for this board",
+                "jetpack_check": "test -e /etc/nv_tegra_release"}
+    return {"jetpack": f"JetPack {gen.major} (Jetson Linux L4T R{gen.l4t}, {gen.distro})",
+            "jetpack_check": f"grep -q '^# R{gen.l4t} ' /etc/nv_tegra_release"}
 
 
 def _from_row(row: RecipeRow, plan: Plan, values: Mapping[str, str]) -> RecipeStep:

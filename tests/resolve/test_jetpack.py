@@ -37,3 +37,43 @@ def test_unknown_jetpack_is_an_assumption(matrix):
     res = plan_for(matrix, gpus=["jetson orin"])
     gen = matrix.jetpack_of_channel(res.chosen.build.channel)
     assert any(a.startswith(f"JetPack not given: planned for JetPack {gen.major}") for a in res.assumptions)
+
+
+def _recipe(matrix, **machine):
+    from envcheck.resolve.recipe import build_recipe
+
+    res = plan_for(matrix, **machine)
+    return res, build_recipe(make_plan(res, matrix), matrix)
+
+
+def test_every_jetson_plan_names_jetpack_not_a_desktop_driver(matrix):
+    """The driver of a Jetson comes with its JetPack (L4T BSP): no recipe for any Jetson on record tells
+    the user to fetch an NVIDIA driver from nvidia.com/drivers or to check it with nvidia-smi, which
+    JetPack 5/6 do not ship (newcomer M1: 'NVIDIA Linux driver >= (the newest)' for an AGX Orin)."""
+    jetsons = [g.name for g in matrix.gpus if g.vendor == "nvidia" and g.segment == "embedded"]
+    assert len(jetsons) >= 6, jetsons
+    planned = 0
+    for name in jetsons:
+        for distro in ("ubuntu20.04", "ubuntu22.04", None):
+            try:
+                res, steps = _recipe(matrix, gpus=[name], **({"distro": distro} if distro else {}))
+            except Exception:  # noqa: BLE001 - a Jetson no build serves (Nano, TX2) has no recipe
+                continue
+            if res.chosen is None or res.chosen.build.backend != "cuda":
+                continue
+            planned += 1
+            keys = [s.key for s in steps]
+            assert "jetpack" in keys and "nvidia-driver" not in keys, (name, distro, keys)
+            host = next(s for s in steps if s.key == "jetpack")
+            assert "nvidia-smi" not in host.check and "(the newest)" not in host.title, (name, host)
+            gen = (matrix.jetpack_of_channel(res.chosen.build.channel)
+                   or matrix.jetpack_of_machine(None, distro))
+            if gen is not None:
+                assert f"JetPack {gen.major} " in host.title and f"^# R{gen.l4t} " in host.check
+    assert planned >= 6
+
+
+def test_a_desktop_gpu_plan_keeps_the_driver_step(matrix):
+    _, steps = _recipe(matrix, gpus=["RTX 4090"])
+    keys = [s.key for s in steps]
+    assert "nvidia-driver" in keys and "jetpack" not in keys
