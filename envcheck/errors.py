@@ -34,11 +34,14 @@ class UnknownGpuError(UsageError):
         suggestions: close matches (canonical GPU names), best first.
     """
 
-    def __init__(self, query: str, suggestions: list[str]):
+    def __init__(self, query: str, suggestions: list[str], generic: bool = False):
         self.query = query
         self.suggestions = suggestions
         hint = ""
-        if suggestions:
+        if generic:  # "nvidia", "AMD Radeon(TM) Graphics" (what many Ryzen APUs report), "": no model in it
+            hint = ("\n  no GPU model in it (a vendor or a generic graphics name is not one): give the model (RTX 4090), "
+                    "its PCI id from `lspci -nn` (1002:15bf) or its architecture (--gpu gfx1103)")
+        elif suggestions:
             hint = "\n  did you mean: " + ", ".join(suggestions)
         import shlex
 

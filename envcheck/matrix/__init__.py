@@ -262,6 +262,8 @@ class Matrix:
         """
         index = self._gpu_keys()
         key = normalize_gpu_name(query)
+        if not key and not _PCI_ID.search(query):  # only vendor words ("NVIDIA GeForce", "AMD Radeon Graphics")
+            raise UnknownGpuError(query, [], generic=True)
         for k in (key, _MEMORY_SUFFIX.sub("", key)):
             if k and k in index:
                 return index[k]
@@ -305,7 +307,9 @@ class Matrix:
                 dev, _, name = line.strip().partition("  ")
                 ids[f"{vendor}:{dev.lower()}"] = name
                 for marketing in _bracket_names(name):
-                    names.setdefault(normalize_gpu_name(marketing), (vendor, name))
+                    key = normalize_gpu_name(marketing)
+                    if key:  # "[Radeon Graphics]" (several APU and Navi 33 devices) names no model
+                        names.setdefault(key, (vendor, name))
             self._pci = (ids, names)
         return self._pci
 
@@ -321,7 +325,7 @@ class Matrix:
             if device is None:
                 return None
             vendor, how = mt.group(1).lower(), f"PCI {pci}"
-        elif normalize_gpu_name(query) in names:
+        elif normalize_gpu_name(query) and normalize_gpu_name(query) in names:
             vendor, device = names[normalize_gpu_name(query)]
             how = "the PCI ID database"
             label = next(n for n in _bracket_names(device) if normalize_gpu_name(n) == normalize_gpu_name(query))

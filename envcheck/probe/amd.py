@@ -27,6 +27,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from envcheck.machine.model import GpuDevice
+from envcheck.matrix import normalize_gpu_name
 from envcheck.probe.context import Finding, ProbeContext, first_line, result_reason
 
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
@@ -218,7 +219,7 @@ def _from_rocminfo(ctx: ProbeContext, f: Finding, tried: List[str]) -> bool:
         memory = int(agent["pool_kb"]) // 1024 if agent.get("pool_kb") and not integrated else None
         name = agent.get("Marketing Name", "").strip()
         how = f"{where}{wsl_note}: agent Name {arch}"
-        if not name or name.lower() in ("amd radeon graphics",):
+        if not normalize_gpu_name(name):  # "" or a generic "AMD Radeon(TM) Graphics" (APUs): the arch names it
             name, note = name_for_arch(ctx.matrix, arch, memory)
             how += f"; {note}"
         integrated = integrated or _matrix_integrated(ctx.matrix, arch)

@@ -87,3 +87,36 @@ def test_rtx_5090_pci_id_plans_a_blackwell_build(matrix, cli):
     chosen = r.json()["chosen"]
     # sm_120 has cubins from CUDA 12.8 on
     assert chosen["variant"].startswith("cu") and int(chosen["variant"][2:]) >= 128, chosen
+
+
+#: Names that hold no GPU model once vendor words are set aside: what a user types for their vendor,
+#: and the generic marketing name many Ryzen APUs report ("AMD Radeon(TM) Graphics": 680M gfx1035,
+#: 780M gfx1103, Strix parts; pci.ids names several devices "[Radeon Graphics]" too). They used to
+#: resolve to the first "[Radeon Graphics]" device (a Navi 33, gfx1102) and get a ROCm plan, exit 0.
+GENERIC = ["nvidia", "NVIDIA GeForce", "amd", "AMD", "Radeon", "Radeon Graphics", "AMD Radeon Graphics",
+           "AMD Radeon(TM) Graphics", "Intel", "Intel Graphics", "Intel(R) Graphics", "Apple", "Graphics",
+           "", " ", "-", ":"]
+
+
+@pytest.mark.parametrize("query", GENERIC)
+def test_a_name_without_a_model_is_an_unknown_gpu(matrix, query):
+    from envcheck.errors import UnknownGpuError
+
+    with pytest.raises(UnknownGpuError) as e:
+        matrix.find_gpu(query)
+    assert "no GPU model in it" in str(e.value)
+
+
+def test_generic_names_are_exit_2_on_the_command_line():
+    from tests.conftest import run_cli
+
+    for query in ("nvidia", "AMD Radeon(TM) Graphics"):
+        r = run_cli(["plan", "--gpu", query, "--no-config"])
+        assert r.code == 2 and "unknown GPU" in r.err and "lspci -nn" in r.err, (query, r.err)
+    r = run_cli(["explain", "--no-probe", "--gpu", "AMD Radeon Graphics", "RuntimeError: HIP error: invalid device function"])
+    assert r.code == 2 and "gfx1102" not in r.out + r.err
+
+
+def test_a_radeon_graphics_device_is_still_found_by_its_pci_id(matrix):
+    """The devices pci.ids calls "[Radeon Graphics]" stay reachable by id (1002:7487 is a Navi 33)."""
+    assert matrix.find_gpu("1002:7487").arch == "gfx1102"

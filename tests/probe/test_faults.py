@@ -203,3 +203,13 @@ def test_run_still_times_out_a_slow_printer():
     res = run([sys.executable, "-c", "import time\nwhile True: print('x', flush=True); time.sleep(0.01)"], timeout=1)
     assert res.error and res.error.endswith("timed out after 1 s")
     assert res.stdout.startswith("x\n")
+
+
+def test_a_generic_radeon_marketing_name_is_named_from_the_arch(replay_machine):
+    """Ryzen APUs report "AMD Radeon(TM) Graphics" (the "(TM)" spelling too): no model in it, so the
+    GPU is named from its gfx target, as for a blank name (the check knew only "AMD Radeon Graphics")."""
+    text = (MACHINES / "wsl2-radeon-7900xtx" / "rocminfo.txt").read_text()
+    generic = text.replace("AMD Radeon RX 7900 XTX             ", "AMD Radeon(TM) Graphics")
+    m, _ = replay_machine("wsl2-radeon-7900xtx", {("rocminfo",): generic})
+    assert [g.arch for g in m.gpus] == ["gfx1100"]
+    assert m.gpus[0].name != "AMD Radeon(TM) Graphics", m.gpus[0]
