@@ -43,6 +43,12 @@ def default_matrix_dir() -> Path:
 
 _PCI_ID = re.compile(r"\b(10de|1002|8086):([0-9a-fA-F]{4})\b", re.I)
 _PCI_VENDOR = {"10de": "nvidia", "1002": "amd", "8086": "intel"}
+#: vendor and brand words people and tools put before a chip codename ("NVIDIA GeForce GK104", "AMD Navi 31",
+#: lspci's "Advanced Micro Devices, Inc. [AMD/ATI] Navi 31 [...]")
+_VENDOR_PREFIX = re.compile(r"^(?:(?:nvidia(?: corporation)?|advanced micro devices,? inc\.? \[amd/ati\]|amd|ati"
+                            r"|geforce|tesla|quadro|radeon)\s+)+", re.I)
+#: what the PCI database appends to a codename for a variant of the chip: GM200GL, TU106M, GA104GLM; Vega 10 XL/XT/XTX
+_CODENAME_SUFFIX = r"(?:[A-Z]{0,3}| X[LT]X?)"
 
 
 def _bracket_names(device: str) -> List[str]:
@@ -329,12 +335,16 @@ class Matrix:
             vendor, device = names[normalize_gpu_name(query)]
             how = "the PCI ID database"
             label = next(n for n in _bracket_names(device) if normalize_gpu_name(n) == normalize_gpu_name(query))
-        else:  # a bare codename ("GA102", "Navi 31"): the whole query must be one
-            device, how = query.strip(), "chip codename"
+        else:  # a codename: bare ("GA102", "Navi 31"), after vendor words ("NVIDIA GeForce GK104"), or
+            # a device as the PCI database names it ("GM200GL [Tesla M40]", "Vega 10 XL [Radeon Pro Vega 56]") or
+            # with the product after it ("Ellesmere RX 580", "Navi 44 XTX")
+            device, how = _VENDOR_PREFIX.sub("", query.strip()), "chip codename"
+            codename = device.partition("[")[0].split(" / ")[0].strip()
             chip = next((c for c in self.chips if c.vendor != "intel"
-                         and re.fullmatch(f"(?:{c.pattern})[A-Z]{{0,3}}", device, re.I)), None)
+                         and re.fullmatch(f"(?:{c.pattern}){_CODENAME_SUFFIX}(?: .*)?", codename, re.I)), None)
             if chip is None:
                 return None
+            vendor = next(k for k, v in _PCI_VENDOR.items() if v == chip.vendor)
         index = self._gpu_keys()
         for marketing in _bracket_names(device):
             known = index.get(normalize_gpu_name(marketing))
@@ -345,7 +355,8 @@ class Matrix:
                 codename, _, bracket = device.partition("[")
                 label = label or bracket.rstrip("]").split("/")[0].strip() or codename.strip()
                 vname = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel"}[chip.vendor]
-                name = f"{vname} {label}" + (f" ({codename.strip()})" if bracket else "")
+                label = label if label.lower().startswith(vname.lower() + " ") else f"{vname} {label}"
+                name = label + (f" ({codename.strip()})" if bracket else "")
                 return m.Gpu(name=name, vendor=chip.vendor, arch=chip.arch, family=chip.family,
                              segment="integrated" if chip.integrated else "",
                              source=("matrices/pci-gpus.ids", *chip.source), confidence="community",

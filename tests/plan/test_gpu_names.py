@@ -120,3 +120,56 @@ def test_generic_names_are_exit_2_on_the_command_line():
 def test_a_radeon_graphics_device_is_still_found_by_its_pci_id(matrix):
     """The devices pci.ids calls "[Radeon Graphics]" stay reachable by id (1002:7487 is a Navi 33)."""
     assert matrix.find_gpu("1002:7487").arch == "gfx1102"
+
+
+# --- families added from other tools' test tables (tests/fixtures/peers/cases.json; hgpus) -------------------
+# Each row: a PCI vendor:device id as Debian's pci.ids 2026.10.24 names it → the architecture, written out here
+# from the source named in gpu-chips.toml for that family (NVIDIA's legacy CUDA GPU list, AMD's Ryzen AI
+# targets, PyTorch's XPU hardware list), not read back from the chip table.
+@pytest.mark.parametrize("pci, vendor, arch", [
+    ("10de:1180", "nvidia", "sm_30"),   # GK104 [GeForce GTX 680]
+    ("10de:1187", "nvidia", "sm_30"),   # GK104 [GeForce GTX 760]
+    ("10de:0fc6", "nvidia", "sm_30"),   # GK107 [GeForce GTX 650]
+    ("1002:150e", "amd", "gfx1150"),    # Strix [Radeon 880M / 890M]
+    ("1002:1586", "amd", "gfx1151"),    # Strix Halo [Radeon 8050S / 8060S]
+    ("1002:1114", "amd", "gfx1152"),    # Krackan [Radeon 840M / 860M]
+    ("1002:163f", "amd", "gfx1033"),    # VanGogh (Steam Deck)
+    ("1002:1900", "amd", "gfx1103"),    # HawkPoint1 [Radeon 760M / 780M]
+    ("8086:e20b", "intel", "xpu-battlemage"),  # Battlemage G21 [Arc B580]
+    ("8086:e223", "intel", "xpu-battlemage"),  # Battlemage G31 [Arc Pro B70]
+    ("8086:b080", "intel", "xpu-ptl"),  # Panther Lake [Arc B390]: an iGPU, not a Battlemage card
+    ("8086:7d55", "intel", "xpu-mtl"),  # Meteor Lake-P [Intel Arc Graphics]
+    ("8086:7d51", "intel", "xpu-arl-h"),  # Arrow Lake-P [Arc Pro 130T/140T]
+    ("8086:64a0", "intel", "xpu-lnl"),  # Core Ultra 200V … Arc Graphics 130V/140V
+    ("8086:0bd9", "intel", "xpu-pvc"),  # Ponte Vecchio XT (1 Tile) [Data Center GPU Max 1100]
+])
+def test_every_pci_id_of_a_family_resolves(matrix, pci, vendor, arch):
+    g = matrix.find_gpu(pci)
+    assert (g.vendor, g.arch) == (vendor, arch), g
+
+
+@pytest.mark.parametrize("query, arch", [
+    ("NVIDIA GeForce GK104", "sm_30"),          # vendor and brand words before a codename
+    ("NVIDIA Tesla GV100", "sm_70"),
+    ("NVIDIA GB100", "sm_100"),
+    ("AMD Navi 31", "gfx1100"),
+    ("Advanced Micro Devices, Inc. [AMD/ATI] Navi 31 [Radeon RX 7900 XT/7900 XTX]", "gfx1100"),  # lspci without -nn
+    ("GM200GL [Tesla M40]", "sm_52"),           # the PCI database's own device names
+    ("TU106M [GeForce RTX 2060 Mobile]", "sm_75"),
+    ("GA106 [GeForce RTX 3060 Lite Hash Rate]", "sm_86"),
+    ("Vega 10 XL [Radeon Pro Vega 56]", "gfx900"),
+    ("Navi 33 [Radeon RX 7600M XT]", "gfx1102"),
+    ("Navi 44 XTX", "gfx1200"),                 # a codename with the variant or product after it
+    ("Ellesmere RX 580", "gfx803"),
+])
+def test_codenames_in_the_forms_tools_print(matrix, query, arch):
+    assert matrix.find_gpu(query).arch == arch
+
+
+@pytest.mark.parametrize("query", ["8086:a806", "8086:6420", "1002:1902", "GeForce", "Radeon", "GK1040"])
+def test_what_is_not_a_known_gpu_stays_unknown(cli, query):
+    # a Lunar Lake LPC controller, a "Lunar Lake [Intel Graphics]" id with no product, Krackan2 (target not
+    # stated), bare brand words (once "GeForce" matched the AMD entry "Navi 33 [Radeon Graphics]"), a
+    # codename with digits after it
+    r = cli(["plan", "--gpu", query, "--json"])
+    assert r.code == 2 and "unknown GPU" in r.err
