@@ -1108,6 +1108,12 @@ def ext_desc(ctx: Context) -> str:
 
 
 @helper
+def pkg_desc(ctx: Context) -> str:
+    pkg = ctx.groups.get("pkg")
+    return f"package {pkg}" if pkg else "package it was asked for"
+
+
+@helper
 def compile_windows_torch(ctx: Context) -> str:
     """The first release whose torch.compile does not refuse Windows (matrix [release.compile] windows)."""
     ok = [r.version for r in ctx.matrix.releases if r.compile_python_max and r.compile_windows is not False]
