@@ -197,15 +197,6 @@ def companions_left_out(values: Sequence[str]) -> List[str]:
     return out
 
 
-def leave_out(p: Plan, without: Sequence[str]) -> Plan:
-    """``p`` without the companions named (``--without``), said in its notes."""
-    if without:
-        p.pins = {k: v for k, v in p.pins.items() if k not in without}
-        p.hashes = {k: v for k, v in p.hashes.items() if k not in without}
-        p.notes.append("left out on request (--without): " + ", ".join(sorted(without)))
-    return p
-
-
 def extra_plans(result: PlanResult, extras: str, req: PlanRequest) -> List[Plan]:
     """``--extras cpu,cu130``: the plan of each named backend for the same machine and --torch, from
     the resolver (one answer everywhere).
@@ -227,11 +218,10 @@ def extra_plans(result: PlanResult, extras: str, req: PlanRequest) -> List[Plan]
                           backend=Request.parse_backend(name), compile=res.request.compile,
                           prefer=res.request.prefer)
         check_request(request, matrix)
-        p = make_plan(resolve(res.machine, request, matrix), matrix, mirrors)
+        p = make_plan(resolve(res.machine, request, matrix), matrix, mirrors, without=without)
         if p is None:
             raise UsageError(f"--extras {name}: no {name} build fits this machine and --torch "
                              f"(`envcheck plan --backend {name} --explain` says why)")
-        p.pins = {k: v for k, v in p.pins.items() if k not in without}
         out.append(p)
     return out
 
@@ -263,8 +253,8 @@ def plan(req: PlanRequest) -> PlanResult:
     without = companions_left_out(req.without)
     machine = build_machine(req.target, matrix)
     res = resolve(machine, request, matrix)
-    p = make_plan(res, matrix, mirrors, hashes=req.hashes)
-    return PlanResult(matrix, res, None if p is None else leave_out(p, without))
+    p = make_plan(res, matrix, mirrors, hashes=req.hashes, without=without)
+    return PlanResult(matrix, res, p)
 
 
 def plan_json(res: Resolution, p: Optional[Plan], files: List[str]) -> JSONObject:
@@ -320,7 +310,8 @@ def only_packages(p: Plan, matrix: Matrix, packages: str) -> Plan:
     from envcheck.resolve.recipe import build_recipe
 
     pins = select_pins(p.pins, packages.split(","))
-    out = dataclasses.replace(p, pins=pins, hashes={k: v for k, v in p.hashes.items() if k in pins})
+    out = dataclasses.replace(p, pins=pins, hashes={k: v for k, v in p.hashes.items() if k in pins},
+                              without=tuple(sorted(set(p.without) | (set(p.pins) - set(pins)))))
     out.recipe = build_recipe(out, matrix, p.resolution.request.compile, p.steps)
     return out
 

@@ -78,14 +78,15 @@ def conda_specs(plan: Plan) -> List[str]:
     if choice is None:
         return []
     deps = [f"python={choice.python}"]
+    vision = "torchvision" not in plan.without  # --without torchvision: not in any file
     if choice.cuda_version:
         deps.append(f"pytorch={choice.torch}=*cuda*")  # never slip to a CPU build
         deps.append(f"cuda-version={choice.cuda_version}")
-        deps.append("torchvision=*=*cuda*")
+        deps += ["torchvision=*=*cuda*"] if vision else []
     else:
         cpu = "cpu*" if plan.machine.os != "macos" else "*"
         deps.append(f"pytorch={choice.torch}={cpu}")
-        deps.append("torchvision")
+        deps += ["torchvision"] if vision else []
     return deps
 
 

@@ -53,6 +53,8 @@ def pixi_document(plan: Plan) -> Dict[str, Any]:
         else:
             deps["pytorch"] = {"version": f"=={choice.torch}", "build": "cpu*"} if m.os != "macos" else f"=={choice.torch}"
             deps["torchvision"] = "*"
+        if "torchvision" in plan.without:  # --without torchvision: not in any file
+            del deps["torchvision"]
     else:
         deps["python"] = f"{plan.python.rstrip('t')}.*" if plan.python else "*"
         pypi: Dict[str, Any] = {}

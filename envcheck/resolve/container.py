@@ -20,8 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
 _OS = {"windows": "Windows", "macos": "macOS"}
 
 
-def container_plan(res: Resolution, matrix: Matrix,
-                   mirrors: Sequence[Tuple[str, str]] = ()) -> Tuple[Optional[Plan], str]:
+def container_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]] = (),
+                   without: Sequence[str] = ()) -> Tuple[Optional[Plan], str]:
     """``(plan, why)``: the plan of the Linux container a Dockerfile for ``res``'s machine holds, and
     the sentence that says how it was made (``None`` and why not when nothing fits the container).
     Only for a non-Linux machine (a Linux one is its own container)."""
@@ -51,7 +51,7 @@ def container_plan(res: Resolution, matrix: Matrix,
                f"into a container on {host} is on record, matrices/docker.toml), so the image holds the Linux "
                "CPU build")
     cres = resolve(cm, request, matrix)
-    plan = make_plan(cres, matrix, mirrors)
+    plan = make_plan(cres, matrix, mirrors, without=without)
     if plan is None:
         return None, (f"no Dockerfile: no build fits a Linux container on {host} "
                       "(`envcheck plan --os linux --backend cpu --explain` says why)")

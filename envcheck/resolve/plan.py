@@ -129,6 +129,9 @@ class Plan:
     # None for a Linux plan (its own container) or when nothing fits (container_note says why)
     container: Optional[Plan] = None
     container_note: str = ""
+    # the companions the user left out (``--without``): no pin, recipe step, conda/pixi dependency
+    # or lock names them (one place, :func:`make_plan`)
+    without: Tuple[str, ...] = ()
 
     @property
     def machine(self):
@@ -253,12 +256,15 @@ def _base_image(matrix: Matrix, c: Candidate, wsl: bool) -> Optional[BaseImage]:
 
 
 def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]] = (),
-              hashes: bool = False) -> Optional[Plan]:
+              hashes: bool = False, without: Sequence[str] = ()) -> Optional[Plan]:
     """The plan for the chosen candidate of ``res`` (``None`` when nothing was accepted).
 
     Args:
         hashes: pin every wheel of the chosen build for the target platform and Python with its
             sha256 (from ``envcheck matrix update`` data).
+        without: companions to leave out (``--without torchvision``): applied here, before the
+            recipe, hashes, conda choice and container plan are made from the pins, so that no
+            output format can install one (said in the notes).
 
     Raises:
         IndexDataMissing: ``hashes`` asked for, but the index data lacks those files (exit 1).
@@ -278,7 +284,10 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
 
     label = b.version_of
     pins: Dict[str, str] = {"torch": b.pins.get("torch", label(r.version))}
+    left_out = tuple(sorted(set(without)))
     for pkg in ("torchvision", "torchaudio"):
+        if pkg in left_out:
+            continue
         if pkg in c.fit.companions_missing:
             notes.append(f"{pkg}: no wheel for Python {c.python} on {res.machine.platform} (matrices/companions.toml); "
                          "not pinned")
@@ -294,6 +303,8 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
                          f"(`pip install --pre {pkg} --index-url {index_url}`); not pinned")
         else:
             notes.append(f"{pkg}: no release pairs with torch {r.version} on record; not pinned")
+    if left_out:
+        notes.append("left out on request (--without): " + ", ".join(left_out))
     steps = [matrix.steps[k] for k in b.post_install if k in matrix.steps]
     tw = c.fit.triton_windows
     if tw is not None and tw.step in matrix.steps:
@@ -334,6 +345,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         hashes=digests,
         notes=notes,
         mirrors=list(mirrors),
+        without=left_out,
     )
     plan.matrix_index_url = original_url
     from envcheck.resolve.recipe import build_recipe
@@ -342,5 +354,5 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
     if res.machine.os != "linux":  # a Dockerfile is a Linux container: its own plan
         from envcheck.resolve.container import container_plan
 
-        plan.container, plan.container_note = container_plan(res, matrix, mirrors)
+        plan.container, plan.container_note = container_plan(res, matrix, mirrors, left_out)
     return plan
