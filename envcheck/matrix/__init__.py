@@ -41,7 +41,9 @@ def default_matrix_dir() -> Path:
     return Path(env) if env else resource_dir("matrices")
 
 
-_PCI_ID = re.compile(r"\b(10de|1002|8086):([0-9a-fA-F]{4})\b", re.I)
+#: a PCI vendor:device id as lspci prints it ("10de:2504"), or as Windows names the device in its hardware ids
+#: and Device Manager ("PCI\\VEN_10DE&DEV_2504&SUBSYS_881D1043&REV_A1")
+_PCI_ID = re.compile(r"\b(10de|1002|8086):([0-9a-fA-F]{4})\b|\bVEN_(10de|1002|8086)&DEV_([0-9a-f]{4})(?![0-9a-f])", re.I)
 _PCI_VENDOR = {"10de": "nvidia", "1002": "amd", "8086": "intel"}
 #: vendor and brand words people and tools put before a chip codename ("NVIDIA GeForce GK104", "AMD Navi 31",
 #: lspci's "Advanced Micro Devices, Inc. [AMD/ATI] Navi 31 [...]")
@@ -326,11 +328,12 @@ class Matrix:
         mt = _PCI_ID.search(query)
         vendor, label = "", ""
         if mt:
-            pci = f"{mt.group(1).lower()}:{mt.group(2).lower()}"
+            ven, dev = (mt.group(1), mt.group(2)) if mt.group(1) else (mt.group(3), mt.group(4))
+            pci = f"{ven.lower()}:{dev.lower()}"
             device = ids.get(pci)
             if device is None:
                 return None
-            vendor, how = mt.group(1).lower(), f"PCI {pci}"
+            vendor, how = ven.lower(), f"PCI {pci}"
         elif normalize_gpu_name(query) and normalize_gpu_name(query) in names:
             vendor, device = names[normalize_gpu_name(query)]
             how = "the PCI ID database"

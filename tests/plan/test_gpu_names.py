@@ -142,6 +142,11 @@ def test_a_radeon_graphics_device_is_still_found_by_its_pci_id(matrix):
     ("8086:7d51", "intel", "xpu-arl-h"),  # Arrow Lake-P [Arc Pro 130T/140T]
     ("8086:64a0", "intel", "xpu-lnl"),  # Core Ultra 200V … Arc Graphics 130V/140V
     ("8086:0bd9", "intel", "xpu-pvc"),  # Ponte Vecchio XT (1 Tile) [Data Center GPU Max 1100]
+    ("8086:56a7", "intel", "xpu-alchemist"),  # DG2 [Arc Xe Graphics]
+    # Windows hardware ids (Device Manager, Win32_VideoController.PNPDeviceID) name the same devices
+    (r"PCI\VEN_10DE&DEV_2504&SUBSYS_881D1043&REV_A1\4&22AF55FA&0&0008", "nvidia", "sm_86"),
+    (r"pci\ven_1002&dev_744c", "amd", "gfx1100"),
+    (r"PCI\VEN_8086&DEV_E20B&SUBSYS_00000000", "intel", "xpu-battlemage"),
 ])
 def test_every_pci_id_of_a_family_resolves(matrix, pci, vendor, arch):
     g = matrix.find_gpu(pci)
@@ -166,10 +171,12 @@ def test_codenames_in_the_forms_tools_print(matrix, query, arch):
     assert matrix.find_gpu(query).arch == arch
 
 
-@pytest.mark.parametrize("query", ["8086:a806", "8086:6420", "1002:1902", "GeForce", "Radeon", "GK1040"])
+@pytest.mark.parametrize("query", ["8086:a806", "8086:6420", "1002:1902", "GeForce", "Radeon", "GK1040",
+                                   "8086:4f80", "8086:56c1", r"PCI\VEN_10DE&DEV_25040"])
 def test_what_is_not_a_known_gpu_stays_unknown(cli, query):
     # a Lunar Lake LPC controller, a "Lunar Lake [Intel Graphics]" id with no product, Krackan2 (target not
     # stated), bare brand words (once "GeForce" matched the AMD entry "Navi 33 [Radeon Graphics]"), a
-    # codename with digits after it
+    # codename with digits after it, DG2 [Intel Xe Graphics] and a Data Center GPU Flex (not on PyTorch's
+    # XPU list), a Windows device id with one hex digit too many
     r = cli(["plan", "--gpu", query, "--json"])
     assert r.code == 2 and "unknown GPU" in r.err
