@@ -174,7 +174,8 @@ def text_hints(rules: List[Diagnosis], text: str) -> Dict[str, str]:
 _PLATFORM_SIGNS = (
     ({"os": "linux", "wsl": "true"}, re.compile(r"/usr/lib/wsl/|microsoft-standard-WSL2|\bWSL2?\b")),
     ({"os": "windows", "wsl": "false"},
-     re.compile(r"(?<![\w/])[A-Za-z]:(?:\\\\|\\)[\w$ .-]{1,80}|\[WinError \d{1,5}\]|\.dll\b|win_amd64|\.pyd\b|DLL load failed")),
+     re.compile(r"(?<![\w/])[A-Za-z]:(?:\\\\|\\)[\w$ .-]{1,80}|\[WinError \d{1,5}\]|\.dll\b|win_amd64|\.pyd\b"
+                r"|DLL load failed|paging file is too small")),  # messages only Windows prints
     ({"os": "macos", "wsl": "false"}, re.compile(r"(?<![\w/])/Users/[\w.-]{1,80}/|\.dylib\b|/opt/homebrew/|macosx_\d|MPS device")),
     ({"os": "linux"}, re.compile(r"(?<![\w/])(?:/home/|/usr/(?:local/)?lib|/opt/conda|/lib64/|/root/)|\.so(?:\.\d{1,6}){0,4}\b")),
 )
