@@ -90,6 +90,11 @@ def test_cuda_version_and_driver_from_xml():
     # Jetson Orin NX, nix-community/nixGL#139 (the L4T release)
     ("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  35.3.1  Release Build  "
      "(buildbrain@mobile-u64-6289-d7000)  Sun Mar 19 08:09:33 PDT 2023\n", "35.3.1"),
+    # uv's own cases: astral-sh/uv@26a9dd4b crates/uv-torch/src/accelerator.rs tests::proc_driver_nvidia_version
+    ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.144.03  Release Build  (dvs-builder@U16-I3-D08-1-2)  "
+     "Mon Dec 30 17:26:13 UTC 2024\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)", "550.144.03"),
+    ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  375.74  Wed Jun 14 01:39:39 PDT 2017\n"
+     "GCC version:  gcc version 5.4.0 20160609 (Ubuntu 5.4.0-6ubuntu1~16.04.4)", "375.74"),
 ])
 def test_proc_driver_version(text, version):
     assert parse_proc_version(text) == version
