@@ -41,9 +41,10 @@ def add_plan_arguments(p: Any) -> None:
     """The target-machine and what-to-install flags (shared by ``plan`` and ``docker build``)."""
     t = p.add_argument_group("the target machine (default: this one)")
     t.add_argument("--gpu", action="append", nargs="+", default=[], metavar="NAME",
-                   help="a GPU by name: 7900xtx, \"RTX 4090\", H100, MI300X, \"GTX 1080 Ti\"…, or by "
-                        "architecture: sm_89, gfx1100; \"2x A100\" counts; repeat for several GPUs "
-                        "(`envcheck gpus` lists the names)")
+                   help="a GPU by name: 7900xtx, \"RTX 4090\", H100, MI300X, \"GTX 1080 Ti\"…, by PCI id "
+                        "(10de:2684, an `lspci -nn` line, a Windows hardware id PCI\\VEN_10DE&DEV_2684…), by "
+                        "chip codename (AD102, \"Navi 31\"), or by architecture: sm_89, gfx1100; \"2x A100\" "
+                        "counts; repeat for several GPUs (`envcheck gpus` lists the names)")
     t.add_argument("--for-gpu", metavar="N|NAME",
                    help="with GPUs of several vendors, the one to plan for: its position (1 = the first "
                         "--gpu or probed GPU), its name, or nvidia/amd/intel (default: the first "

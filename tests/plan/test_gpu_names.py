@@ -51,7 +51,8 @@ def test_pci_id_of_a_known_gpu_is_that_gpu(matrix, cli):
 
 
 def test_old_gpus_get_no_official_build(matrix):
-    for name in ("GTX 780", "RX 580"):  # sm_35 / gfx803: no current wheel carries them
+    # sm_35 / gfx803, Fermi / Kepler sm_30, GCN1-3: no wheel envcheck knows carries them
+    for name in ("GTX 780", "RX 580", "GTX 580", "GTX 680", "1002:6798", "1002:67b1", "1002:6939"):
         res = plan_for(matrix, gpus=[name])
         assert res.chosen is None and res.status == "no_official_build" and res.fallback is not None
 
@@ -143,6 +144,16 @@ def test_a_radeon_graphics_device_is_still_found_by_its_pci_id(matrix):
     ("8086:64a0", "intel", "xpu-lnl"),  # Core Ultra 200V … Arc Graphics 130V/140V
     ("8086:0bd9", "intel", "xpu-pvc"),  # Ponte Vecchio XT (1 Tile) [Data Center GPU Max 1100]
     ("8086:56a7", "intel", "xpu-alchemist"),  # DG2 [Arc Xe Graphics]
+    # older families: recognised, so the plan can say no build serves them instead of "unknown GPU"
+    ("10de:1080", "nvidia", "sm_20"),   # GF110 [GeForce GTX 580] (NVIDIA legacy list: 2.0)
+    ("10de:1244", "nvidia", "sm_21"),   # GF116 [GeForce GTX 550 Ti] (2.1)
+    ("1002:6798", "amd", "gfx600"),     # Tahiti XT [Radeon HD 7970 / R9 280X] (LLVM AMDGPUUsage: tahiti)
+    ("1002:6613", "amd", "gfx602"),     # Oland PRO [Radeon R7 240]
+    ("1002:67b1", "amd", "gfx702"),     # Hawaii PRO [Radeon R9 290/390] (LLVM lists R9 290/390 under gfx702)
+    ("1002:67a0", "amd", "gfx701"),     # Hawaii XT GL [FirePro W9100] (gfx701)
+    ("1002:6939", "amd", "gfx802"),     # Tonga PRO [Radeon R9 285/380] (gfx802, not gfx803)
+    ("1002:692b", "amd", "gfx805"),     # Tonga PRO GL [FirePro W7100] (tongapro)
+    ("1002:665c", "amd", "gfx704"),     # Bonaire XT [Radeon HD 7790]
     # Windows hardware ids (Device Manager, Win32_VideoController.PNPDeviceID) name the same devices
     (r"PCI\VEN_10DE&DEV_2504&SUBSYS_881D1043&REV_A1\4&22AF55FA&0&0008", "nvidia", "sm_86"),
     (r"pci\ven_1002&dev_744c", "amd", "gfx1100"),
