@@ -175,6 +175,7 @@ def verify(request: VerifyRequest, progress: Optional[Progress] = None) -> Verif
         from envcheck.verify.facts import load_facts
 
         facts = load_facts(request.facts)
+        nothing_to_judge(facts, checks, request.facts)
         return judge(request, facts, load_matrix(request.matrices), checks, t0, lock=lock, node=node)
     from envcheck.pyfind import find_python
 
@@ -235,6 +236,25 @@ def _prepare_node(request: VerifyRequest) -> Optional[Dict[str, Any]]:
     return prepare_node(report=request.report, junit=request.junit,
                         host=request.host, facts=request.facts, distributed=request.distributed,
                         force=request.force)
+
+
+def nothing_to_judge(facts: Facts, checks: Sequence[str], path: Path) -> None:
+    """Bad input, not a pass: saved facts that hold no result of any probe the checks read
+    (:func:`~envcheck.verify.checks.probes_for`: an empty ``runs``, or results of other checks only)
+    — every check would skip and nothing would have been verified.
+
+    Raises:
+        DataFileError: naming ``runs`` and the probes the checks need (exit 2).
+    """
+    from envcheck.errors import DataFileError
+    from envcheck.verify.checks import probes_for
+
+    if any(facts.run(p) is not None for p in probes_for(list(checks))):
+        return
+    recorded = sorted(facts.section("runs"))
+    what = (f"no result of the checks asked ({', '.join(checks)}); these facts hold {', '.join(recorded)}"
+            if recorded else "no check result (runs is empty)")
+    raise DataFileError(path, "runs", f"nothing to judge: {what} — save facts with `envcheck verify --save-facts FILE`")
 
 
 def unusable(facts: Facts, given: Optional[str]) -> None:

@@ -44,7 +44,9 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"envcheck: error: {message}\n")
-        raise SystemExit(2)
+        exc = SystemExit(2)
+        exc.usage_error = message  # type: ignore[attr-defined]  # main's --json error document reads it
+        raise exc
 
 
 def build_parser(argv: Optional[List[str]] = None) -> argparse.ArgumentParser:
@@ -257,6 +259,13 @@ def _check_extras(args: argparse.Namespace) -> None:
         require_extra(extra)
 
 
+def _wants_json(argv: List[str], parser: argparse.ArgumentParser) -> bool:
+    """``--json`` on the command line (before ``--``) or set by the settings, for a command that has it."""
+    words = argv[:argv.index("--")] if "--" in argv else argv
+    has = any("--json" in a.option_strings for a in parser._actions)
+    return has and ("--json" in words or bool(parser.get_default("json")))
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run envcheck; returns the exit code.
 
@@ -287,6 +296,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         settings = apply_settings(target, "-".join(path), early.config, early.no_config, os.environ, os.getcwd())
     except EnvcheckError as exc:
         sys.stderr.write(f"envcheck: error: {exc}\n")
+        if _wants_json(argv, target):
+            from envcheck.cli.conventions import error_document
+
+            sys.stdout.write(error_document(path, exc, exc.exit_code))
         return exc.exit_code
     except (OSError, ValueError) as exc:  # a --config name too long, with a NUL byte, a loop of links
         why = _path_problem(exc)
@@ -294,7 +307,16 @@ def main(argv: Optional[List[str]] = None) -> int:
             raise
         sys.stderr.write(f"envcheck: error: --config: {why}\n")
         return 2
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        message = getattr(exc, "usage_error", None)
+        if message is not None and _wants_json(argv, target):
+            from envcheck.cli.conventions import error_document
+            from envcheck.errors import UsageError
+
+            sys.stdout.write(error_document(path, UsageError(message), 2))
+        raise
     args.settings, args.argv, args.command_path = settings, argv, path
     args.build_parser = build_parser  # the whole command line, for `envcheck config` (commands never import cli)
     from envcheck.cli.conventions import note
@@ -307,9 +329,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.print_help()
         return 2
     try:
-        _check_paths(args)
-        _check_extras(args)
         with color_environment(getattr(args, "color", "auto")), json_document(args):
+            _check_paths(args)
+            _check_extras(args)
             code = int(args.run(args) or 0)
             sys.stdout.flush()  # a write error shows here, not as a traceback at exit
         return strict_exit(args, code)

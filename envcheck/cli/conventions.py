@@ -193,8 +193,11 @@ JSON_SCHEMAS = {
     "config": ("envcheck.config.v1", None),
     "lock-check": ("envcheck.lock-check.v1", None),
     "fleet-diff": ("envcheck.fleet-diff.v1", None),
-    # `fleet merge --json` carries its own {"kind": "envcheck-fleet", "schema": 1} (fleet diff reads it
-    # back): schemas/fleet.schema.json; node reports: schemas/node-report.schema.json
+    # stamped by the fleet itself (envcheck.fleet.merge.FLEET_SCHEMA): --save writes the same document
+    "fleet-merge": ("envcheck.fleet-merge.v1", None),
+    # any --json command that stops on an error before printing its document (json_document)
+    "error": ("envcheck.error.v1", None),
+    # node reports (verify --report, a file, not a --json document): schemas/node-report.schema.json
 }
 
 
@@ -226,27 +229,46 @@ def stamp_json(command: str, text: str) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
+def error_document(path: List[str], exc: BaseException, exit_code: int) -> str:
+    """``--json`` of a command that stopped on an error: ``{"schema": "envcheck.error.v1", "command",
+    "exit_code", "error"}`` (the same message stderr gets), so stdout is one JSON document either way."""
+    import json
+
+    doc = {"schema": JSON_SCHEMAS["error"][0], "command": " ".join(path), "exit_code": exit_code,
+           "error": str(exc)}
+    return json.dumps(doc, indent=2) + "\n"
+
+
 @contextmanager
 def json_document(args: argparse.Namespace) -> Iterator[None]:
     """With ``--json``: collect what the command prints on stdout, stamp it with its schema, print it.
-    Everything else (progress, warnings, GitHub annotations) goes to stderr meanwhile."""
+    Everything else (progress, warnings, GitHub annotations) goes to stderr meanwhile. A command that
+    stops on an :class:`~envcheck.errors.EnvcheckError` before printing anything prints
+    :func:`error_document` instead (the error itself still goes to stderr, from the caller)."""
     if not getattr(args, "json", False):
         yield
         return
     import io
 
     from envcheck.ci import JSON_MODE
+    from envcheck.errors import EnvcheckError
 
     command = "-".join(p for p in getattr(args, "command_path", []) if p)
     real = sys.stdout
     buf = io.StringIO()
     JSON_MODE["on"] = True
     sys.stdout = buf  # type: ignore[assignment]
+    failed: Optional[EnvcheckError] = None
     try:
         yield
+    except EnvcheckError as exc:
+        failed = exc
+        raise
     finally:
         sys.stdout = real
         JSON_MODE["on"] = False
         text = buf.getvalue()
         if text:
             real.write(stamp_json(command, text))
+        elif failed is not None and not isinstance(failed, OSError):  # (an unwritable stdout is an OSError too)
+            real.write(error_document(list(getattr(args, "command_path", [])), failed, failed.exit_code))

@@ -33,9 +33,12 @@ NODE_REPORT = Table({
 #: A plain ``verify --json`` report (no host: the node is named after the file).
 VERIFY_REPORT = Table({"checks": req(_CHECKS), "facts": req({})}, unknown="allow")
 
-#: The ``kind`` of ``fleet merge --json``.
+#: ``fleet merge --json`` (and ``--save``): ``"schema"`` names its JSON Schema,
+#: ``schemas/<FLEET_SCHEMA>.json``, like every --json document. ``"kind"`` stays: envchecks before
+#: it recognise a saved fleet beside the node reports by it (and skip it), and fleets saved by them
+#: (``"schema": 1``) are read by ``kind`` too.
 FLEET_KIND = "envcheck-fleet"
-FLEET_SCHEMA = 1
+FLEET_SCHEMA = "envcheck.fleet-merge.v1"
 #: A report larger than this is not read (a node report is tens of KiB).
 MAX_REPORT_BYTES = 32 * 1024 * 1024
 #: A rank is slow when its bus bandwidth is below this share of the median, or its local compute
@@ -102,7 +105,7 @@ class Fleet:
         from envcheck.fleet.hostlist import compress
 
         d: Dict[str, Any] = {
-            "kind": FLEET_KIND, "schema": FLEET_SCHEMA,
+            "schema": FLEET_SCHEMA, "kind": FLEET_KIND,
             "nodes_total": len(self.nodes), "hosts_total": len({n.host for n in self.nodes}),
             "ranks_total": sum(1 for n in self.nodes if n.rank is not None), "passed": self.passed, "failed": len(self.nodes) - self.passed,
             "failed_nodes": compress(n.id for n in self.nodes if n.status != "pass"),
@@ -173,6 +176,10 @@ def read_report(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
     problem = check(doc, spec)
     if problem:
         return None, f"{problem[0]}: {problem[1]}"
+    if not any(c.get("status") in ("pass", "warn", "fail") for c in doc["checks"]):
+        # nothing was verified on that node (facts without results): not a pass (verify refuses such
+        # facts since breaker F17; a report from before, or written by hand, still says so here)
+        return None, "checks: no check was judged (every one skipped): nothing says this node works"
     return doc, ""
 
 

@@ -74,17 +74,74 @@ def test_schemas_can_fail():
 
 
 def test_fleet_documents_validate(cli, tmp_path):
-    """fleet merge keeps its own {kind, schema: 1} (fleet diff reads it back); fleet diff is stamped."""
+    """breaker F17: fleet merge --json printed {"schema": 1, "kind": …}, a schema no file in schemas/ is
+    named after. Now it names its own, like every --json document, and --save writes the same; fleet
+    diff is stamped too."""
     cases = ROOT / "tests" / "fixtures" / "verify" / "cases"
     reports = tmp_path / "r"
     for host, case in (("n1", "C01.json"), ("n2", "C06.json")):
         r = cli(["verify", "--facts", str(cases / case), "--report", f"{reports}/", "--host", host])
         assert (reports / f"{host}.json").exists(), r.err
-    merged = cli(["fleet", "merge", str(reports), "--json"])
+    merged = cli(["fleet", "merge", str(reports), "--json", "--save", str(tmp_path / "fleet.json")])
     doc = json.loads(merged.out)
-    jsonschema.validate(doc, json.loads((SCHEMAS / "fleet.schema.json").read_text()))
-    assert doc["schema"] == 1 and doc["nodes_total"] == 2
+    assert doc["schema"] == "envcheck.fleet-merge.v1" and list(doc)[0] == "schema"
+    jsonschema.validate(doc, schema(doc["schema"]))
+    assert doc["nodes_total"] == 2 and doc["kind"] == "envcheck-fleet"
+    assert json.loads((tmp_path / "fleet.json").read_text())["schema"] == doc["schema"]
     diff = cli(["fleet", "diff", str(reports / "n1.json"), str(reports / "n2.json"), "--json"])
     d = json.loads(diff.out)
     assert d["schema"] == "envcheck.fleet-diff.v1"
     jsonschema.validate(d, schema(d["schema"]))
+
+
+def test_fleets_saved_before_still_read(cli, tmp_path):
+    """A fleet saved by an envcheck before (`"kind": "envcheck-fleet", "schema": 1`) is still what fleet
+    diff reads, and still not a node when it lies beside the reports."""
+    cases = ROOT / "tests" / "fixtures" / "verify" / "cases"
+    reports = tmp_path / "r"
+    cli(["verify", "--facts", str(cases / "C01.json"), "--report", f"{reports}/", "--host", "n1"])
+    doc = json.loads(cli(["fleet", "merge", str(reports), "--json"]).out)
+    old = {**doc, "schema": 1}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (reports / "fleet.json").write_text(json.dumps(old))
+    merged = json.loads(cli(["fleet", "merge", str(reports), "--json"]).out)
+    assert merged["nodes_total"] == 1 and merged["skipped"] == []
+    d = cli(["fleet", "diff", str(tmp_path / "old.json"), str(reports / "n1.json"), "--json"])
+    assert d.code in (0, 1) and json.loads(d.out)["schema"] == "envcheck.fleet-diff.v1", d.err
+
+
+ERRORS = [
+    (["plan", "--gpu", "no-such-gpu", "--json"], 2, "unknown GPU"),
+    (["plan", "--json", "--python"], 2, "expected one argument"),  # argparse's usage error
+    (["fleet", "merge", "/nonexistent/reports", "--json"], 2, "no such report or folder"),
+    (["lock", "check", "/nonexistent.lock.toml", "--json"], 2, "cannot read"),
+    (["verify", "--facts", "/nonexistent.json", "--json"], 2, "cannot read"),
+]
+
+
+@pytest.mark.parametrize("args,code,words", ERRORS, ids=[" ".join(a[:2]) for a, _, _ in ERRORS])
+def test_a_json_command_that_fails_prints_an_error_document(cli, args, code, words):
+    """breaker F17 (docker base/verify --json with no engine printed nothing on stdout): a --json
+    command that stops on an error prints one JSON document all the same — envcheck.error.v1, with the
+    exit code and the message stderr gets — so `… --json | jq` never reads an empty stream."""
+    r = cli(args)
+    assert r.code == code, r.err
+    doc = json.loads(r.out)
+    jsonschema.validate(doc, schema("envcheck.error.v1"))
+    assert doc["exit_code"] == code and words in doc["error"] and words in r.err
+    assert doc["command"] == " ".join(a for a in args[:2] if not a.startswith("-"))
+    plain = cli([a for a in args if a != "--json"])
+    assert plain.out == "" and plain.code == code  # without --json: stderr only, as before
+
+
+@pytest.mark.parametrize("args", [["docker", "verify", "envcheck/torch:2.13.0-cpu"], ["docker", "base"]])
+def test_docker_without_an_engine_prints_an_error_document(cli, monkeypatch, tmp_path, args):
+    pytest.importorskip("docker")
+    dead = tmp_path / "docker.sock"
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{dead}")
+    r = cli([*args, "--json"])
+    assert r.code == 1, r.err  # the command line was fine; the engine that must do the work is not there
+    doc = json.loads(r.out)
+    jsonschema.validate(doc, schema("envcheck.error.v1"))
+    assert doc["command"] == " ".join(args[:2]) and doc["exit_code"] == 1
+    assert f"no Docker engine reachable at unix://{dead}" in doc["error"] and "DOCKER_HOST" in r.err
