@@ -262,6 +262,7 @@ TYPES: Dict[str, Scalar] = {
     "str": Scalar("a string", lambda v: isinstance(v, str), json=_STR),
     "name": text(NAME_MAX),
     "int": Scalar("an integer", _int, json={"type": "integer"}),
+    "count": Scalar("an integer ≥ 0", lambda v: _int(v) and v >= 0, json={"type": "integer", "minimum": 0}),
     "num": Scalar("a finite number", _finite, json={"type": "number"}),
     "nonneg": _NUMBER,
     "secs": Scalar("a number of seconds ≥ 0", lambda v: _finite(v) and v >= 0, json={"type": "number", "minimum": 0}),

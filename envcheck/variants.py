@@ -45,16 +45,9 @@ def driver_cuda(matrix: Any, machine: Any) -> Optional[str]:
     probed, else the newest toolkit in ``cuda.toml`` whose driver the given ``--driver`` reaches."""
     if machine.cuda_driver_max:
         return machine.cuda_driver_max
-    drv = machine.nvidia_driver
-    if not drv:
+    if not machine.nvidia_driver:
         return None
-    windows = machine.os == "windows" or machine.wsl
-    best = None
-    for tk in matrix.toolkits:
-        need = tk.driver_windows if windows else tk.driver_linux
-        if need and vkey(drv) >= vkey(need) and (best is None or vkey(tk.version) > vkey(best)):
-            best = tk.version
-    return ".".join(best.split(".")[:2]) if best else None
+    return matrix.cuda_for_driver(machine.nvidia_driver, bool(machine.os == "windows" or machine.wsl))
 
 
 def _sm(arch: str) -> Optional[tuple]:

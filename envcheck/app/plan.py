@@ -114,7 +114,7 @@ def build_machine(target: Target, matrix: Matrix) -> Machine:
 
     names = gpu_names(matrix, target.gpus)
     if target.machine_file:
-        base = load_machine(target.machine_file)
+        base = load_machine(target.machine_file, matrix)
     elif target.named:
         base = None
     else:
@@ -123,7 +123,8 @@ def build_machine(target: Target, matrix: Matrix) -> Machine:
         base = probe_machine(matrix)
     return apply_flags(matrix, base, gpus=names, wsl=target.wsl, os=target.os, arch=target.arch,
                        driver=target.driver, python=target.python, glibc=target.glibc,
-                       distro=target.distro, macos=target.macos, for_gpu=target.for_gpu)
+                       distro=target.distro, macos=target.macos, for_gpu=target.for_gpu,
+                       described=target.named or bool(target.machine_file))
 
 
 def check_request(request: Request, matrix: Matrix) -> None:

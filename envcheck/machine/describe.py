@@ -113,6 +113,7 @@ def apply_flags(
     distro: Optional[str] = None,
     macos: Optional[str] = None,
     for_gpu: Optional[str] = None,
+    described: bool = True,
 ) -> Machine:
     """The machine ``base`` (or a blank named machine) with the flags' facts applied.
 
@@ -122,7 +123,9 @@ def apply_flags(
 
     Raises:
         UsageError: a flag value is malformed, names an unknown GPU/distro, or contradicts
-            another flag (``--wsl --os windows``).
+            another flag (``--wsl --os windows``) or the machine file's facts (``described``: the
+            machine is a file's or the flags' — not a bare probe's —, so the matrix's facts hold it
+            too, :mod:`envcheck.machine.consistency`).
     """
     m = replace(base) if base is not None else Machine(how={}, unknown={})
     m.how = dict(m.how)
@@ -201,6 +204,13 @@ def apply_flags(
     if for_gpu is not None:
         m.plan_gpu = pick_gpu(matrix, m, for_gpu)
         m.how["plan_gpu"] = f"--for-gpu {for_gpu}"
+    if described:
+        from envcheck.machine.consistency import contradiction, contradiction_with_data
+
+        fields = m.to_dict()
+        problem = contradiction(fields) or contradiction_with_data(fields, matrix)
+        if problem:
+            raise UsageError(f"the machine described cannot be: {problem[0].lstrip('.')}: {problem[1]}")
     return m
 
 

@@ -18,9 +18,11 @@ Layout::
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Optional
 
 from envcheck.errors import DataFileError
 from envcheck.jsontypes import JSON, JSONObject
+from envcheck.machine.consistency import contradiction
 from envcheck.machine.model import GpuDevice, Machine
 from envcheck.schema import (
     NAME_MAX,
@@ -37,6 +39,9 @@ from envcheck.schema import (
     validate,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.matrix import Matrix
+
 SCHEMA = 1
 
 
@@ -48,20 +53,21 @@ _NOTES = map_of(text(1000), keys=text(64, "a field name (at most 64 characters)"
 #: ``[[machine.gpus]]`` (:class:`GpuDevice`); the same arch type as the matrix's ``[[gpu]]`` rows.
 GPU = Table({
     "vendor": Required("vendor"), "name": Required(_GPU_NAME), "arch": Required("gpu_arch"),
-    "memory_mib": "int", "index": "int", "uuid": "name", "mig": "bool", "integrated": "bool", "serve": "bool",
+    "memory_mib": "count", "index": "count", "uuid": "name", "mig": "bool", "integrated": "bool", "serve": "bool",
     "how": "name",
 }, rule=arch_fits_vendor)
 
 #: ``[machine]`` (:class:`Machine`): every field of the dataclass, nothing else.
 MACHINE = Table({
-    "os": "os", "arch": "cpu_arch", "wsl": "bool", "wsl_version": "int", "tegra": "bool", "jetpack": "version",
+    "os": "os", "arch": "cpu_arch", "wsl": "bool", "wsl_version": enum(1, 2), "tegra": "bool", "jetpack": "version",
     "distro": "name", "distro_name": "name", "glibc": "version", "macos": "version", "python": "python",
     "python_bits": enum(32, 64), "python_implementation": "name", "gpus": list_of(GPU, max_items=256),
     "nvidia_driver": "version", "cuda_driver_max": "version", "amd_driver": "version",
     "amd_linux_driver": "version", "rocm": "version", "container": "bool", "docker": map_of(nullable(plain(1000)), keys=text(64)),
     "plan_gpu": "int", "how": _NOTES, "unknown": _NOTES,
-}, rule=lambda m: None if m.get("plan_gpu") is None or 0 <= m["plan_gpu"] < len(m.get("gpus", ())) else (
-    ".plan_gpu", f"expected the index of one of the {len(m.get('gpus', ()))} GPUs, got {m['plan_gpu']}"))
+}, rule=lambda m: contradiction(m) or (None if m.get("plan_gpu") is None or 0 <= m["plan_gpu"] < len(m.get("gpus", ()))
+                                       else (".plan_gpu", f"expected the index of one of the "
+                                                          f"{len(m.get('gpus', ()))} GPUs, got {m['plan_gpu']}")))
 
 
 def machine_from_dict(data: JSON, path: object = "<machine>", prefix: str = "machine") -> Machine:
@@ -80,11 +86,13 @@ def machine_from_dict(data: JSON, path: object = "<machine>", prefix: str = "mac
     return Machine(**kw, gpus=gpus)
 
 
-def load_machine(path: Path) -> Machine:
-    """Read a machine file.
+def load_machine(path: Path, matrix: Optional[Matrix] = None) -> Machine:
+    """Read a machine file; with ``matrix``, its fields are held to the matrix's facts too
+    (:func:`~envcheck.machine.consistency.contradiction_with_data`: a distro's glibc, a driver's CUDA).
 
     Raises:
-        DataFileError: unreadable, not TOML, no ``[machine]`` table, or a bad field.
+        DataFileError: unreadable, not TOML, no ``[machine]`` table, a bad field, or fields that
+            contradict each other (names the key).
     """
     from envcheck.matrix.load import read_toml  # TOML parsing only when a file is read
 
@@ -94,7 +102,14 @@ def load_machine(path: Path) -> Machine:
     schema = data.get("schema", SCHEMA)
     if schema != SCHEMA:
         raise DataFileError(path, "schema", f"this envcheck reads schema {SCHEMA}, the file says {schema!r}")
-    return machine_from_dict(data["machine"], path)
+    machine = machine_from_dict(data["machine"], path)
+    if matrix is not None:
+        from envcheck.machine.consistency import contradiction_with_data
+
+        problem = contradiction_with_data(machine.to_dict(), matrix)
+        if problem:
+            raise DataFileError(path, "machine" + problem[0], problem[1])
+    return machine
 
 
 def machine_document(machine: Machine) -> JSONObject:

@@ -173,6 +173,16 @@ class Matrix:
         same = [t for t in self.toolkits if vkey(t.version).release[:2] == mm]
         return same[0] if same else None
 
+    def cuda_for_driver(self, driver: str, windows: bool) -> Optional[str]:
+        """The newest CUDA (``"12.8"``) whose toolkit driver (cuda.toml, the Linux or Windows column)
+        ``driver`` reaches: the CUDA the driver fully supports, as far as the rows say."""
+        best = None
+        for tk in self.toolkits:
+            need = tk.driver_windows if windows else tk.driver_linux
+            if need and vkey(driver) >= vkey(need) and (best is None or vkey(tk.version) > vkey(best)):
+                best = tk.version
+        return ".".join(best.split(".")[:2]) if best else None
+
     def family(self, cuda: str) -> Optional[m.Family]:
         """The minor-version-compatibility family row that covers CUDA ``cuda``, if any."""
         v = vkey(cuda).release
@@ -380,6 +390,19 @@ class Matrix:
             ):
                 out.append(g)
         return out
+
+    def gpu_spellings(self, query: str = "") -> List[str]:
+        """One-word spellings ``--gpu`` takes (``rtx4090``, ``h100``, ``7900xtx``) of the GPUs
+        :meth:`search_gpus` finds for ``query`` (what ``envcheck gpus QUERY`` lists: any case, names
+        and aliases, spaces ignored): each name and alias without its spaces and vendor words, those
+        that hold the query (all of a GPU's when it matched by arch, family or vendor)."""
+        q = normalize_gpu_name(query)
+        out: Dict[str, None] = {}
+        for g in self.search_gpus(query):
+            words = [normalize_gpu_name(n) for n in (g.name, *g.aliases)]
+            held = [w for w in words if w and q in w]
+            out.update(dict.fromkeys(held or [w for w in words if w]))
+        return sorted(out)
 
     def gpus_with_arch(self, arch: str) -> List[m.Gpu]:
         return [g for g in self.gpus if g.arch == arch]

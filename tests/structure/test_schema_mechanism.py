@@ -128,8 +128,10 @@ def _gpu_arch(kind, vendor):
             elif kind == "lock":
                 doc["expect"]["gpu_arch"] = [value]
             else:
-                gpus = doc["machine"]["gpus"] if kind == "facts" else doc["gpus"]
-                gpus[0].update(vendor=vendor, arch=value)
+                machine = doc["machine"] if kind == "facts" else doc
+                machine["gpus"][0].update(vendor=vendor, arch=value)
+                if vendor == "apple":  # an Apple-silicon GPU is only in a Mac (a Linux one contradicts it)
+                    machine.update(os="macos", arch="arm64")
 
         return edit
 

@@ -1,0 +1,69 @@
+"""Facts of one machine that cannot all be true: the cross-field rules of a Machine, wherever it
+comes from (a machine file, the machine inside saved facts or a lock, flags on top of either).
+
+Two kinds, one place:
+
+* :func:`contradiction` — what the fields alone rule out (WSL2 is Linux, a Jetson has an aarch64
+  CPU, glibc is Linux's, an Apple-silicon GPU sits only in a Mac). It is the ``rule`` of the
+  ``[machine]`` table (:data:`envcheck.machine.io.MACHINE`), so every reader of that table applies it.
+* :func:`contradiction_with_data` — what the matrix's sourced facts rule out: the glibc a known distro
+  ships (``matrices/platforms.toml``), the CUDA a driver runs (``matrices/cuda.toml``). Applied where a
+  matrix is at hand: a machine file read for a plan, and the machine flags describe.
+
+Both return ``(".key", message)`` — the key the user has to change — or ``None``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.matrix import Matrix
+
+Problem = Tuple[str, str]
+
+
+def contradiction(m: Mapping[str, Any]) -> Optional[Problem]:
+    """The first pair of ``[machine]`` fields that contradict each other (``None``: none do)."""
+    os, arch = m.get("os"), m.get("arch")
+    if m.get("wsl") and os not in (None, "linux"):
+        return ".wsl", f"WSL2 runs Linux: wsl = true describes os = \"linux\", not os = {os!r}"
+    if m.get("wsl_version") is not None and m.get("wsl") is False:
+        return ".wsl_version", "set, but wsl = false"
+    if m.get("tegra"):
+        if arch not in (None, "aarch64", "arm64"):
+            return ".tegra", f"a Jetson (Tegra) board has an aarch64 CPU, not arch = {arch!r}"
+        if os not in (None, "linux"):
+            return ".tegra", f"a Jetson (Tegra) board runs Linux (JetPack), not os = {os!r}"
+    for key, where in (("glibc", "linux"), ("distro", "linux"), ("macos", "macos")):
+        if m.get(key) is not None and os not in (None, where):
+            return f".{key}", f"describes {'Linux' if where == 'linux' else 'macOS'}, but os = {os!r}"
+    for i, g in enumerate(m.get("gpus") or ()):
+        if g.get("vendor") != "apple":
+            continue
+        if os not in (None, "macos"):  # (not its CPU: an x86_64 Python under Rosetta 2 probes x86_64)
+            return f".gpus[{i}].vendor", f"the {g.get('name')} is an Apple-silicon GPU, only in Macs; os = {os!r}"
+    return None
+
+
+def contradiction_with_data(m: Mapping[str, Any], matrix: Matrix) -> Optional[Problem]:
+    """The first field the matrix's facts contradict (``None``: none, or the matrix has no row to say)."""
+    from envcheck.matrix.model import vkey
+
+    distro, glibc = m.get("distro"), m.get("glibc")
+    if distro and glibc:
+        row = next((d for d in matrix.distros if d.id == distro), None)
+        if row is not None and row.glibc and vkey(glibc).release[:2] != vkey(row.glibc).release[:2]:
+            return ".glibc", (f"{row.name} ships glibc {row.glibc} (matrices/platforms.toml), "
+                              f"not {glibc}: drop one of distro/glibc or correct it")
+    driver, cuda_max = m.get("nvidia_driver"), m.get("cuda_driver_max")
+    if driver and cuda_max:
+        windows = m.get("os") == "windows" or bool(m.get("wsl"))
+        side = "Windows" if windows else "Linux"
+        # only below: a driver reports the newest CUDA it runs, never less — while more is real (a beta
+        # driver ahead of the toolkit's table row; CUDA forward compatibility's newer libcuda)
+        runs = matrix.cuda_for_driver(driver, windows)
+        if runs and vkey(cuda_max).release[:2] < vkey(runs).release[:2]:
+            return ".cuda_driver_max", (f"the NVIDIA {side} driver {driver} runs CUDA {runs} (matrices/cuda.toml), "
+                                        f"not at most {cuda_max}: drop cuda_driver_max or correct nvidia_driver")
+    return None
