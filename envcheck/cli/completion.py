@@ -33,12 +33,34 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run, needs_extras=("completion",))
 
 
-def gpu_names(**_: Any) -> List[str]:
-    """Completions for ``--gpu``: every GPU name and alias on record that is one word (``rtx4090``,
-    ``7900xtx``, ``h100``; ``--gpu`` takes them as typed)."""
-    from envcheck.matrix import load_matrix
+#: what the ``--gpu`` completer offered for the word being completed: the validator lets these
+#: through although they do not start with the word as typed (``H1`` → ``h100``, ``7900`` → ``rx7900xtx``)
+_OFFERED: set = set()
 
-    return sorted({n for g in load_matrix().gpus for n in (g.name, *g.aliases) if " " not in n}, key=str.lower)
+
+def gpu_names(prefix: str = "", **_: Any) -> List[str]:
+    """Completions for ``--gpu``: the spellings (``rtx4090``, ``7900xtx``, ``h100``) of the GPUs
+    ``envcheck gpus PREFIX`` lists — any case, names and aliases, spaces ignored
+    (:meth:`envcheck.matrix.Matrix.gpu_spellings`), continuing the word as typed where they
+    start with it; ``--gpu`` takes each as it is."""
+    from envcheck.matrix import load_matrix, normalize_gpu_name
+
+    q = normalize_gpu_name(prefix)
+    names = []
+    for word in load_matrix().gpu_spellings(prefix):
+        # kept as typed where it can be (`H1` → `H100`, `RTX 40` → `RTX 4090`): a shell that keeps only
+        # words starting with the typed one (zsh's _describe, by default case-sensitively) still offers it
+        typed = prefix + word[len(q):] if word.startswith(q) else ""
+        names.append(typed if typed and normalize_gpu_name(typed) == word else word)
+    names = list(dict.fromkeys(names))
+    _OFFERED.update(names)
+    return names
+
+
+def _valid(completion: str, prefix: str) -> bool:
+    """argcomplete's filter: a word starts with what was typed (flags, commands), or ``--gpu``'s
+    completer matched it its own way."""
+    return completion.startswith(prefix) or completion in _OFFERED
 
 
 def attach_completers(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +82,7 @@ def autocomplete(parser: argparse.ArgumentParser) -> None:
     import argcomplete
 
     attach_completers(parser)
-    argcomplete.autocomplete(parser)
+    argcomplete.autocomplete(parser, validator=_valid)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -296,6 +296,103 @@ def test_bash_completes_gpu_names_through_the_real_script(tmp_path):
     assert r.stdout.split() == ["plan"]
 
 
+def _zsh_listing(raw):
+    """The words zsh lists below the command line (escape sequences and redraws removed)."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|.\x08", "", raw)
+    words = []
+    for ln in text.split("\n")[1:]:  # the listing: the lines below the command line, up to each redraw (\r)
+        ln = ln.split("\r")[0]
+        if "--gpu" not in ln and "READY" not in ln:
+            words += re.split(r"\s--(?:\s|$)", ln)[0].split()
+    return words
+
+
+def _zsh_complete(env, fpath, line, expect, deadline=60.0):
+    """An interactive zsh in a pseudo-terminal, its completion system on (compinit) with envcheck's
+    script in fpath: type LINE, press Tab twice, read what it lists (until EXPECT shows, or the deadline)."""
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: zsh itself
+        os.execvpe("zsh", ["zsh", "-f", "-i"], env)
+    out = b""
+
+    def read(until, seconds):
+        nonlocal out
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not until(out):
+            if select.select([fd], [], [], 0.25)[0]:
+                try:
+                    out += os.read(fd, 65536)
+                except OSError:
+                    return
+
+    try:
+        os.write(fd, f"PS1='> '; fpath=({fpath} $fpath); autoload -Uz compinit; compinit -u -D; "
+                     "setopt nobeep; LISTMAX=10000; print READY-$((6*7))\n".encode())
+        read(lambda b: b"READY-42" in b, deadline)
+        out = b""
+        os.write(fd, (line + "\t\t").encode())
+        read(lambda b: expect in _zsh_listing(b.decode(errors="replace")), deadline)
+        read(lambda b: False, 1.0)  # the rest of the listing
+        return _zsh_listing(out.decode(errors="replace"))
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(fd)
+
+
+def _shell_completions(shell, typed, tmp_path, expect):
+    """What the real shell offers for `envcheck plan --gpu TYPED<Tab>` with envcheck's own script
+    (bash: the completion function as bash calls it; zsh: an interactive zsh in a pseudo-terminal,
+    the completion system listing the matches; fish: `complete -C`)."""
+
+    script = tmp_path / f"envcheck.{shell}"
+    script.write_text(sh(["completion", shell]).stdout)
+    shim = tmp_path / "bin"
+    shim.mkdir(exist_ok=True)
+    (shim / "envcheck").write_text(f"#!/bin/sh\nexec {sys.executable} -m envcheck \"$@\"\n")
+    (shim / "envcheck").chmod(0o755)
+    env = dict(os.environ, PATH=f"{shim}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+    line = f"envcheck plan --gpu {typed}"
+    if shell == "bash":
+        prog = (f"source {script}; COMP_LINE='{line}'; COMP_POINT={len(line)}; COMP_WORDS=({line}); "
+                "COMP_CWORD=3; _python_argcomplete envcheck; printf '%s\\n' \"${COMPREPLY[@]}\"")
+        r = subprocess.run(["bash", "-c", prog], capture_output=True, text=True, env=env, timeout=120)
+        return r.stdout.split()
+    if shell == "fish":
+        prog = f"source {script}; complete -C '{line}'"
+        r = subprocess.run(["fish", "-c", prog], capture_output=True, text=True, env=env, timeout=120)
+        return [w.split("\t")[0] for w in r.stdout.splitlines()]
+    (tmp_path / "zfunc").mkdir(exist_ok=True)
+    (tmp_path / "zfunc" / "_envcheck").write_text(script.read_text())
+    return _zsh_complete(env, tmp_path / "zfunc", line, expect)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("typed,expect", [("H1", "H100"), ("RTX", "RTX4090"), ("7900", "7900xtx"),
+                                          ("rtx409", "rtx4090")])
+def test_gpu_completion_matches_like_envcheck_gpus(shell, typed, expect, tmp_path):
+    """breaker F19: `--gpu H1`, `--gpu RTX`, `--gpu 7900` completed nothing (only lower-case aliases,
+    case-sensitively). Now, in each real shell, the GPUs `envcheck gpus QUERY` lists complete — any case,
+    names and aliases — and every word offered is a GPU of that list that --gpu takes."""
+    if not shutil.which(shell):
+        pytest.skip(f"{shell} is not installed (.ci/run installs it)")
+    from envcheck.matrix import load_matrix
+
+    got = _shell_completions(shell, typed, tmp_path, expect)
+    assert expect in got, got
+    matrix = load_matrix()
+    listed = {g.name for g in matrix.search_gpus(typed)}
+    offered = [w for w in got if w not in ("envcheck", "plan", "gpu")]
+    for word in offered:
+        assert matrix.find_gpu(word).name in listed, (word, typed)
+
+
 # ---- progress
 
 class _Tty:
