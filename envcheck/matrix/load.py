@@ -172,7 +172,7 @@ SPECS: Dict[type, Table] = {
     }),
     m.Marker: _row({"platform": req("platform"), "sys_platform": req("str"), "platform_machine": req("str")}),
     m.JetpackGen: _row({"major": req("str"), "l4t": req("str"), "distro": req("str"),
-                        "channels": req(list_of("str"))}),
+                        "channels": req(list_of("str")), "sbsa_cuda": "str"}),
     m.Chip: _row({"vendor": req(one_of("nvidia", "amd", "intel")), "pattern": req("regex"),
                   "arch": req("str"), "family": req("str"), "integrated": "bool"}),
     m.TritonWindows: _row({"torch": req("version"), "triton": req("version"), "version": req("str"),

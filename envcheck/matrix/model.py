@@ -280,12 +280,14 @@ class Marker(Sourced):
 
 @record(frozen=True)
 class JetpackGen(Sourced):
-    """A JetPack generation: its L4T major, the Ubuntu it ships, the Jetson wheel channels built for it."""
+    """A JetPack generation: its L4T major, the Ubuntu it ships, the Jetson wheel channels built for it
+    and, from JetPack 7, the CUDA major of the standard SBSA wheels it runs."""
 
     major: str = ""
     l4t: str = ""
     distro: str = ""
     channels: Tuple[str, ...] = ()
+    sbsa_cuda: str = ""  # the CUDA major whose standard linux-aarch64 (SBSA) wheels this generation runs
 
 
 @record(frozen=True)

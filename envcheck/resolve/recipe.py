@@ -159,8 +159,10 @@ def _jetpack_values(plan: Plan, matrix: Matrix) -> Dict[str, str]:
     for (its channel), else the one the machine runs (its JetPack or Ubuntu), from platforms.toml."""
     if not plan.machine.tegra:
         return {"jetpack": "", "jetpack_check": ""}
+    major = (plan.build.cuda or "").split(".")[0]
     gen = (matrix.jetpack_of_channel(plan.build.channel)
-           or matrix.jetpack_of_machine(plan.machine.jetpack, plan.machine.distro))
+           or matrix.jetpack_of_machine(plan.machine.jetpack, plan.machine.distro)
+           or next((j for j in matrix.jetpacks if j.sbsa_cuda and j.sbsa_cuda == major), None))
     if gen is None:
         return {"jetpack": "the JetPack NVIDIA ships for this board",
                 "jetpack_check": "test -e /etc/nv_tegra_release"}

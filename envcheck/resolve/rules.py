@@ -376,8 +376,11 @@ def check_driver(c: Candidate, ctx: Context) -> None:
     ``fit.driver``, the floors, and the last driver branch when the GPUs' caps the range."""
     b = c.build
     m = ctx.machine
-    if b.backend != "cuda" or not b.cuda or b.tegra:
-        return  # JetPack builds use the driver JetPack (L4T) ships with them
+    if b.backend != "cuda" or not b.cuda or b.tegra or m.tegra:
+        # A Jetson's driver is its JetPack's (the L4T BSP: Thor's JetPack 7 reports 580.00), not on the
+        # desktop/data-center scale; which JetPack a build needs is check_gpus' (sbsa_from_cuda) and
+        # the tegra rule's (the build's JetPack generation)
+        return
     full, floor, bounds = driver_range(ctx.matrix, b.cuda, ctx.windows_driver,
                                        [g for g in ctx.served_gpus if g.vendor == "nvidia"])
     c.note(driver_full=full, driver_floor=floor)

@@ -346,6 +346,10 @@ class _Judge:
                                                       "so whether it needs an NVIDIA driver is not known")
             return Check("driver", "skip", detail="not a CUDA build: no NVIDIA driver needed")
         drv, mx = ctx.nvidia_driver, ctx.cuda_driver_max
+        if ctx.here.tegra:  # the resolver's rule (check_driver): a Jetson's driver is its JetPack's
+            return Check("driver", "skip", detail=f"a Jetson: its driver{f' ({drv})' if drv else ''} comes with "
+                                                  f"JetPack (the L4T BSP) and is not on the desktop driver scale; "
+                                                  f"whether JetPack runs CUDA {cuda} is the GPU checks'")
         if not drv and not mx:
             unread = self.build_unread()
             why = (f"the NVIDIA driver is unknown (it is read with the build, and {unread})" if unread

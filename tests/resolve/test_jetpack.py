@@ -77,3 +77,26 @@ def test_a_desktop_gpu_plan_keeps_the_driver_step(matrix):
     _, steps = _recipe(matrix, gpus=["RTX 4090"])
     keys = [s.key for s in steps]
     assert "nvidia-driver" in keys and "jetpack" not in keys
+
+
+def test_a_jetson_driver_is_not_measured_on_the_desktop_scale(matrix):
+    """Jetson AGX Thor runs JetPack 7, whose BSP driver reports 580.00 (vllm-project/vllm#34470: torch
+    2.10.0+cu130 works there); the desktop CUDA 13 floors (580.65.06 / 580.95.05) must not reject it,
+    and the plan names no desktop driver (breaker3 F2: 'no PyTorch build fits' with --driver 580.00)."""
+    for name in ("Jetson AGX Thor", "Jetson T4000"):
+        res = plan_for(matrix, gpus=[name], driver="580.00")
+        assert res.chosen is not None and res.chosen.build.cuda.startswith("13."), (name, res.chosen)
+        assert not any(r.code == "driver" for r in res.chosen.reasons), res.chosen.reasons
+        _, steps = _recipe(matrix, gpus=[name])
+        host = next(s for s in steps if s.key == "jetpack")
+        assert host.title.startswith("JetPack 7 (Jetson Linux L4T R38"), host.title
+
+
+def test_verify_does_not_fail_a_working_thor_on_its_driver():
+    from tests.conftest import ROOT, run_cli
+
+    facts = ROOT / "tests" / "fixtures" / "verify" / "cases" / "thor-jetpack7.json"
+    r = run_cli(["verify", "--facts", str(facts), "--no-config", "--json"])
+    checks = {c["name"]: c for c in r.json()["checks"]}
+    assert checks["driver"]["status"] == "skip" and "JetPack" in checks["driver"]["detail"], checks["driver"]
+    assert checks["arch_compat"]["status"] == "pass" and r.code == 0, (r.code, r.out[-2000:])
