@@ -42,13 +42,19 @@ def base_row(plan: Any, matrix: Any, image: Optional[str]) -> Any:
     """
     row = plan.base_image
     if row is None:
-        raise UsageError(f"no Docker base image on record for the {plan.build.backend} backend (matrices/docker.toml)")
+        raise UsageError(getattr(plan, "base_image_why", "")
+                         or f"no Docker base image on record for the {plan.build.backend} backend (matrices/docker.toml)")
     if not image:
         return row
     from envcheck.edge import check_image
+    from envcheck.resolve.plan import image_python, python_unserved
 
     check_image(image, "--base-image")  # it lands in the FROM line: the OCI grammar, one line
     known = [r for r in matrix.base_images if r.image == image and r.template == row.template]
+    why = python_unserved(matrix, known[0], plan.python) if known else ""
+    if why:  # the plan's wheels would not install there
+        raise UsageError(f"--base-image {image}: {why}: the plan's wheels are for Python {plan.python} "
+                         f"(plan with --python {image_python(matrix, known[0]) or 'X.Y'})")
     return known[0] if known else dataclasses.replace(row, image=image)
 
 

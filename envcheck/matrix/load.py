@@ -51,7 +51,8 @@ class _Ctx:
 
 #: The kinds of recipe steps, in the order a recipe runs them.
 #: What a recipe row's ``when`` may test (see matrices/README.md, "recipe.toml").
-RECIPE_WHEN = ("os", "wsl", "tegra", "backend", "vendor", "rocm_min", "rocm_max", "compile", "container", "os_id")
+RECIPE_WHEN = ("os", "wsl", "tegra", "backend", "vendor", "rocm_min", "rocm_max", "compile", "container", "os_id",
+               "freethreaded")
 
 #: Every row carries where it came from and how sure it is.
 _COMMON = {"source": req(one_or_list("source")), "confidence": req("confidence"), "note": "str"}
@@ -201,9 +202,17 @@ SPECS: Dict[type, Table] = {
         "backend": req(one_of("cpu", "cuda", "rocm", "rocm-wsl", "xpu")),
         "image": req("str"),
         "template": req("str"),
-        "python_from": req(one_of("image", "apt")),
+        "python_from": req(one_of("image", "apt", "uv")),
+        "distro": "str",
+        "freethreaded": "bool",
+        "uv_image": "str",
+        "apt": list_of("str"),
+        "says": "str",
+        "tegra": "bool",
+        "cuda": "version",
         "cuda_major": "int",
         "rocm": "version",
+        "rocm_min": "version",
         "glibc": "version",
         "run_flags": list_of("str"),
         "env": map_of("str"),

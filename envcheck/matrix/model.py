@@ -406,9 +406,19 @@ class BaseImage(Sourced):
     backend: str = ""  # cpu | cuda | rocm | rocm-wsl | xpu
     image: str = ""
     template: str = ""
-    python_from: str = ""  # "image" (python:X-slim) or "apt" (distro python3)
+    #: "image": the image tag names the Python ({python}: python:X.Y-slim); "apt": the distribution's
+    #: python3 (``distro``); "uv": uv installs the plan's Python (``uv_image`` brings uv)
+    python_from: str = ""
+    distro: str = ""  # platforms.toml [[distro]] id: the image's own python3 (the one Python it serves)
+    freethreaded: bool = False  # serves free-threaded Pythons (3.13t)
+    uv_image: str = ""  # python_from = "uv": the image uv is copied from
+    apt: Tuple[str, ...] = ()  # apt packages the template installs (python3 and its venv, a compiler…)
+    says: str = ""  # one sentence for the Dockerfile: what this image is and why it is the base
+    tegra: bool = False  # for Jetson (tegra = true) builds only, which need the L4T CUDA userspace
+    cuda: Optional[str] = None  # tegra rows: the CUDA major.minor the image's L4T userspace carries
     cuda_major: Optional[int] = None
     rocm: Optional[str] = None
+    rocm_min: Optional[str] = None  # lowest ROCm published on this image's distribution
     glibc: str = ""
     run_flags: Tuple[str, ...] = ()  # `docker run` flags the container needs for the GPU
     env: Mapping[str, str] = field(default_factory=dict)  # ENV lines for the image

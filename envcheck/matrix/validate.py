@@ -130,9 +130,19 @@ def cross_check(mx: Matrix) -> List[Problem]:
                 err("platforms.toml", f"distro {d.id}", f"alias {n!r} also names {ids[k]}")
             ids.setdefault(k, d.id)
     tdir = resource_dir("dockerfiles")
+    distros = {d.id for d in mx.distros}
     for img in mx.base_images:
+        where = f"base_image {img.backend} {img.image}"
         if not (tdir / img.template).is_file():
-            err("docker.toml", f"base_image {img.backend}.template", f"no template {img.template} in {tdir}")
+            err("docker.toml", f"{where}.template", f"no template {img.template} in {tdir}")
+        if img.distro and img.distro not in distros:
+            err("docker.toml", f"{where}.distro", f"no [[distro]] {img.distro} in platforms.toml")
+        if img.python_from == "apt" and not img.distro:  # its Python is the distribution's python3: which one?
+            err("docker.toml", f"{where}.distro", "python_from = \"apt\" needs the distro whose python3 it ships")
+        if (img.python_from == "uv") != bool(img.uv_image):
+            err("docker.toml", f"{where}.uv_image", "python_from = \"uv\" and uv_image go together")
+        if img.tegra and not img.cuda:
+            err("docker.toml", f"{where}.cuda", "a tegra row names the CUDA major.minor of its L4T image")
     for row in mx.conda_forge:
         for v in row.torch:
             if v not in rel:

@@ -203,10 +203,10 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None, host: Option
     host, plan = host or plan, dockerfile_plan(plan)
     img = plan.base_image
     if img is None:
-        raise UsageError(f"no Docker base image on record for the {plan.build.backend} backend "
-                         "(matrices/docker.toml)")
+        raise UsageError(plan.base_image_why or f"no Docker base image on record for the {plan.build.backend} "
+                         "backend (matrices/docker.toml)")
     b = plan.build
-    python = plan.python.rstrip("t") or "3.12"
+    python = plan.python or "3.12"  # the image's Python is the plan's (resolve.plan._base_image chose the row)
     image = check_image(img.image.replace("{python}", python).replace("{rocm}", b.rocm or ""), "base image")
     pins = " ".join(shlex.quote(f"{k}=={v}") for k, v in plan.pins.items())
     pip = "python -m pip install --no-cache-dir"
@@ -264,6 +264,9 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None, host: Option
         install=install,
         post_install="\n".join(post),
         python=python,
+        about=comment_text(img.says),
+        apt=" ".join(shlex.quote(p) for p in img.apt),
+        uv_image=check_image(img.uv_image, "uv image") if img.uv_image else "",
         labels=" \\\n      ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()),
     )
     return re.sub(r"\n{3,}", "\n\n", text)

@@ -101,7 +101,8 @@ class Plan:
         conda: the conda-forge build chosen on conda-forge's own terms (its newest ``pytorch`` the
             machine runs, not necessarily the pip release), or ``None`` (``conda_reason`` says
             why) → a pip section inside the environment.
-        base_image: the Docker base image row.
+        base_image: the Docker base image row: of the build's backend, and one whose Python is
+            the plan's (``base_image_why`` says why there is none).
         container: for a Windows / macOS plan, the plan of the Linux container its Dockerfile holds
             (``container_note`` says how it was re-resolved, or why there is none).
         notes: sentences for comments (why, needs, caveats).
@@ -118,6 +119,7 @@ class Plan:
     conda: Optional[CondaChoice] = None  # conda-forge on its own terms (envcheck.resolve.conda)
     conda_reason: str = ""  # why there is none (ROCm, XPU…): the environment uses pip inside conda
     base_image: Optional[BaseImage] = None
+    base_image_why: str = ""  # why no row fits (no Dockerfile: its renderer refuses with this line)
     marker: Optional[Marker] = None
     hashes: Dict[str, List[str]] = field(default_factory=dict)  # package -> sha256 (plan --hashes)
     notes: List[str] = field(default_factory=list)
@@ -242,17 +244,49 @@ class Plan:
             mps=bool(b.mps),
         )
 
-def _base_image(matrix: Matrix, c: Candidate, wsl: bool) -> Optional[BaseImage]:
+def image_python(matrix: Matrix, row: BaseImage) -> Optional[str]:
+    """The one Python an image ships (its distribution's python3, platforms.toml), or ``None`` when the
+    row serves more than one (its tag names the Python, or uv installs it)."""
+    if not row.distro:
+        return None
+    d = next((x for x in matrix.distros if x.id == row.distro), None)
+    return d.python3 if d is not None else None
+
+
+def python_unserved(matrix: Matrix, row: BaseImage, python: str) -> str:
+    """Why the image cannot hold Python ``python`` (``"3.10"``, ``"3.13t"``), or ``""`` when it can."""
+    if not python:
+        return ""
+    if python.endswith("t") and not row.freethreaded:
+        return f"{row.image} has no free-threaded Python"
+    own = image_python(matrix, row)
+    if own is not None and own != python:
+        return f"{row.image} ships Python {own} ({row.distro}'s python3), not {python}"
+    return ""
+
+
+def _base_image(matrix: Matrix, c: Candidate, wsl: bool, python: str) -> Tuple[Optional[BaseImage], str]:
+    """The first ``[[base_image]]`` row of the build's backend whose Python is the plan's, or ``None`` and
+    why (a Dockerfile whose image holds another Python installs wheels pip refuses)."""
     b = c.build
     kind = "rocm-wsl" if (b.wsl and wsl) else b.backend if b.backend != "mps" else "cpu"
-    rows = [r for r in matrix.base_images if r.backend == kind]
+    rows = [r for r in matrix.base_images if r.backend == kind and r.tegra == bool(b.tegra)]
     if kind == "cuda" and b.cuda:
         major = int(b.cuda.split(".")[0])
         rows = [r for r in rows if r.cuda_major in (None, major)] or rows
+        if b.tegra:  # the L4T image must carry the CUDA (and cuDNN) the Jetson wheel links
+            rows = [r for r in rows if r.cuda == ".".join(b.cuda.split(".")[:2])]
     if kind == "rocm-wsl" and b.rocm:
         exact = [r for r in rows if r.rocm and vkey(r.rocm) == vkey(b.rocm)]
-        rows = exact or rows
-    return rows[0] if rows else None
+        rows = [r for r in exact or rows if not r.rocm_min or vkey(b.rocm) >= vkey(r.rocm_min)]
+    what = f"{kind} backend" + (f" on Jetson ({b.variant} for JetPack)" if b.tegra else "")
+    if not rows:
+        return None, f"no Docker base image on record for the {what} (matrices/docker.toml)"
+    fits = [r for r in rows if not python_unserved(matrix, r, python)]
+    if fits:
+        return fits[0], ""
+    return None, (f"no Docker base image on record with Python {python} for the {what} (matrices/docker.toml: "
+                  + "; ".join(python_unserved(matrix, r, python) for r in rows) + ")")
 
 
 def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]] = (),
@@ -329,6 +363,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
     from envcheck.resolve.conda import choose_conda
 
     conda = choose_conda(matrix, res.machine, res.request, b.backend, res.machine.python or "", c.python or "")
+    image = _base_image(matrix, c, res.machine.wsl, python)
     plan = Plan(
         resolution=res,
         candidate=c,
@@ -340,7 +375,8 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         driver=driver,
         conda=conda[0],
         conda_reason=conda[1],
-        base_image=_base_image(matrix, c, res.machine.wsl),
+        base_image=image[0],
+        base_image_why=image[1],
         marker=matrix.markers.get(res.machine.platform),
         hashes=digests,
         notes=notes,

@@ -131,6 +131,8 @@ def _matches(when: Mapping[str, Any], plan: Plan, compile_: bool, distro_id: str
                 return False
         if key == "compile" and bool(want) != compile_:
             return False
+        if key == "freethreaded" and bool(want) != plan.python.endswith("t"):  # 3.13t: a free-threaded build
+            return False
     return True
 
 
