@@ -17,7 +17,7 @@ from envcheck.errors import EnvcheckError
 
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
 if TYPE_CHECKING:
-    from typing import Any, List, NoReturn, Optional
+    from typing import Any, List, NoReturn, Optional, Tuple
 
 COMMANDS = list(COMMAND_HELP)
 
@@ -226,6 +226,31 @@ def _check_paths(args: argparse.Namespace) -> None:
                                  f"({NAME_MAX} bytes a name, {PATH_MAX} a path)")
 
 
+def _failure(exc: BaseException) -> Optional[Tuple[str, int]]:
+    """What an error that ends a command is to the user: ``(message, exit code)`` — an
+    :class:`EnvcheckError`'s own, a hostile path's (exit 2) — or ``None`` (interrupted, a bug).
+    Used for stderr and for the ``--json`` error document alike."""
+    if isinstance(exc, (OutputError, BrokenPipeError)):
+        return None  # stdout itself failed: nothing more goes there
+    if isinstance(exc, EnvcheckError):
+        return str(exc), exc.exit_code
+    if isinstance(exc, (OSError, ValueError)):
+        why = _path_problem(exc)
+        return (why, 2) if why is not None else None
+    return None
+
+
+def _refuse(argv: List[str], parser: argparse.ArgumentParser, path: List[str], message: str, code: int) -> int:
+    """An error before the command runs: one ``envcheck: error:`` on stderr (and, for ``--json``,
+    the error document on stdout); returns the exit code."""
+    sys.stderr.write(f"envcheck: error: {message}\n")
+    if _wants_json(argv, parser):
+        from envcheck.cli.conventions import error_document
+
+        sys.stdout.write(error_document(path, message, code))
+    return code
+
+
 def _path_problem(exc: BaseException) -> Optional[str]:
     """A one-line message for the OS errors a hostile path gives (a name longer than NAME_MAX, a NUL
     byte, a loop of links) wherever it is used; ``None`` for any other error (a bug: re-raised)."""
@@ -290,32 +315,24 @@ def main(argv: Optional[List[str]] = None) -> int:
         from pathlib import Path
 
         if not isinstance(early.config, Path) or str(early.config) in ("", ".", "--"):
-            sys.stderr.write("envcheck: error: --config: give a settings file (--config envcheck.toml)\n")
-            return 2
+            return _refuse(argv, target, path, "--config: give a settings file (--config envcheck.toml)", 2)
     try:
         settings = apply_settings(target, "-".join(path), early.config, early.no_config, os.environ, os.getcwd())
     except EnvcheckError as exc:
-        sys.stderr.write(f"envcheck: error: {exc}\n")
-        if _wants_json(argv, target):
-            from envcheck.cli.conventions import error_document
-
-            sys.stdout.write(error_document(path, exc, exc.exit_code))
-        return exc.exit_code
+        return _refuse(argv, target, path, str(exc), exc.exit_code)
     except (OSError, ValueError) as exc:  # a --config name too long, with a NUL byte, a loop of links
         why = _path_problem(exc)
         if why is None:
             raise
-        sys.stderr.write(f"envcheck: error: --config: {why}\n")
-        return 2
+        return _refuse(argv, target, path, f"--config: {why}", 2)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
-        message = getattr(exc, "usage_error", None)
+        message = getattr(exc, "usage_error", None)  # (_Parser.error wrote it to stderr already)
         if message is not None and _wants_json(argv, target):
             from envcheck.cli.conventions import error_document
-            from envcheck.errors import UsageError
 
-            sys.stdout.write(error_document(path, UsageError(message), 2))
+            sys.stdout.write(error_document(path, message, 2))
         raise
     args.settings, args.argv, args.command_path = settings, argv, path
     args.build_parser = build_parser  # the whole command line, for `envcheck config` (commands never import cli)
@@ -329,7 +346,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.print_help()
         return 2
     try:
-        with color_environment(getattr(args, "color", "auto")), json_document(args):
+        with color_environment(getattr(args, "color", "auto")), json_document(args, _failure):
             _check_paths(args)
             _check_extras(args)
             code = int(args.run(args) or 0)
@@ -347,8 +364,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         _silence_stdout()
         return int(getattr(args, "exit_code", 0) or 0)
     except (OSError, ValueError) as exc:
-        why = _path_problem(exc)
-        if why is None:
+        failed = _failure(exc)
+        if failed is None:
             raise
-        sys.stderr.write(f"envcheck: error: {why}\n")
-        return 2
+        sys.stderr.write(f"envcheck: error: {failed[0]}\n")
+        return failed[1]

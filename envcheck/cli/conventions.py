@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
 if TYPE_CHECKING:
-    from typing import Any, Dict, Iterator, List, Optional, Tuple
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 #: Every command and its one-line help: the top-level help lists them from here without importing
 #: the command modules (each module's ``HELP`` is its entry; envcheck/cli/__init__.py builds the parser).
@@ -229,40 +229,39 @@ def stamp_json(command: str, text: str) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def error_document(path: List[str], exc: BaseException, exit_code: int) -> str:
+def error_document(path: List[str], message: str, exit_code: int) -> str:
     """``--json`` of a command that stopped on an error: ``{"schema": "envcheck.error.v1", "command",
     "exit_code", "error"}`` (the same message stderr gets), so stdout is one JSON document either way."""
     import json
 
-    doc = {"schema": JSON_SCHEMAS["error"][0], "command": " ".join(path), "exit_code": exit_code,
-           "error": str(exc)}
+    doc = {"schema": JSON_SCHEMAS["error"][0], "command": " ".join(path), "exit_code": exit_code, "error": message}
     return json.dumps(doc, indent=2) + "\n"
 
 
 @contextmanager
-def json_document(args: argparse.Namespace) -> Iterator[None]:
+def json_document(args: argparse.Namespace,
+                  failure: Optional[Callable[[BaseException], Optional[Tuple[str, int]]]] = None) -> Iterator[None]:
     """With ``--json``: collect what the command prints on stdout, stamp it with its schema, print it.
     Everything else (progress, warnings, GitHub annotations) goes to stderr meanwhile. A command that
-    stops on an :class:`~envcheck.errors.EnvcheckError` before printing anything prints
-    :func:`error_document` instead (the error itself still goes to stderr, from the caller)."""
+    stops before printing anything, on an error ``failure`` turns into ``(message, exit code)`` (what
+    the caller then writes to stderr), prints :func:`error_document` instead."""
     if not getattr(args, "json", False):
         yield
         return
     import io
 
     from envcheck.ci import JSON_MODE
-    from envcheck.errors import EnvcheckError
 
     command = "-".join(p for p in getattr(args, "command_path", []) if p)
     real = sys.stdout
     buf = io.StringIO()
     JSON_MODE["on"] = True
     sys.stdout = buf  # type: ignore[assignment]
-    failed: Optional[EnvcheckError] = None
+    failed: Optional[Tuple[str, int]] = None
     try:
         yield
-    except EnvcheckError as exc:
-        failed = exc
+    except BaseException as exc:
+        failed = failure(exc) if failure is not None else None
         raise
     finally:
         sys.stdout = real
@@ -270,5 +269,5 @@ def json_document(args: argparse.Namespace) -> Iterator[None]:
         text = buf.getvalue()
         if text:
             real.write(stamp_json(command, text))
-        elif failed is not None and not isinstance(failed, OSError):  # (an unwritable stdout is an OSError too)
-            real.write(error_document(list(getattr(args, "command_path", [])), failed, failed.exit_code))
+        elif failed is not None:
+            real.write(error_document(list(getattr(args, "command_path", [])), *failed))

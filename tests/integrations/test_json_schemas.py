@@ -116,6 +116,7 @@ ERRORS = [
     (["fleet", "merge", "/nonexistent/reports", "--json"], 2, "no such report or folder"),
     (["lock", "check", "/nonexistent.lock.toml", "--json"], 2, "cannot read"),
     (["verify", "--facts", "/nonexistent.json", "--json"], 2, "cannot read"),
+    (["plan", "--json", "--config", ""], 2, "give a settings file"),  # before the command runs
 ]
 
 
@@ -145,3 +146,22 @@ def test_docker_without_an_engine_prints_an_error_document(cli, monkeypatch, tmp
     jsonschema.validate(doc, schema("envcheck.error.v1"))
     assert doc["command"] == " ".join(args[:2]) and doc["exit_code"] == 1
     assert f"no Docker engine reachable at unix://{dead}" in doc["error"] and "DOCKER_HOST" in r.err
+
+
+def _json_commands():
+    from envcheck.cli import build_parser
+    from envcheck.cli.conventions import each_parser
+
+    return sorted(" ".join(path) for path, p in each_parser(build_parser(None))
+                  if path and any("--json" in a.option_strings for a in p._actions))
+
+
+@pytest.mark.parametrize("command", _json_commands())
+def test_every_json_command_answers_bad_usage_with_a_json_document(cli, command):
+    """The class, not the docker case: each command that has --json, given a flag it does not know."""
+    r = cli([*command.split(), "--json", "--no-such-flag"])
+    assert r.code == 2, r.err
+    doc = json.loads(r.out)
+    jsonschema.validate(doc, schema("envcheck.error.v1"))
+    assert doc["command"] == command and doc["exit_code"] == 2
+    assert f"envcheck: error: {doc['error']}\n" in r.err  # (unknown flag, or a required argument missing)
