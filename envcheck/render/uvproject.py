@@ -122,6 +122,9 @@ def render_uv(plan: Plan, extra_plans: Sequence[Plan] = (), pin_python: bool = F
     else:
         head.append("# The PyTorch index is explicit and marked for this platform: other platforms get torch from "
                     "your default index.")
+    if plan.python.endswith("t"):  # requires-python is a version range: it cannot ask for the free-threaded build
+        head.append(f"# Free-threaded Python {plan.python}: pin it before `uv sync` (`uv python pin {plan.python}` writes "
+                    f".python-version), otherwise uv may make the venv with a GIL Python and install the GIL wheels.")
     head.append(comment_block(plan))
     head.append(recipe_comment(plan))
     return "\n".join(head) + "\n" + tomli_w.dumps(uv_project(plans, pin_python))

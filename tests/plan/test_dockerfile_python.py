@@ -186,6 +186,14 @@ def test_a_free_threaded_recipe_asks_no_distribution_for_a_python3_13t_package(d
     assert "uv python install 3.13t" in script and "uv venv --seed --python 3.13t" in script
 
 
+def test_a_free_threaded_uv_project_says_to_pin_the_free_threaded_python():
+    """requires-python is a version range: only .python-version (`uv python pin 3.13t`) asks uv for 3.13t."""
+    r = run_cli(["plan", "--gpu", "RTX 4090", "--python", "3.13t", "--format", "uv"])
+    assert r.code == 0 and "`uv python pin 3.13t`" in r.out, r.err
+    r = run_cli(["plan", "--gpu", "RTX 4090", "--python", "3.13", "--format", "uv"])
+    assert r.code == 0 and "uv python pin" not in r.out
+
+
 def _venv_skip_if(matrix, python: str) -> str:
     row = next(r for r in matrix.recipe if r.key == "venv")
     return row.skip_if.replace("{{python}}", python)
