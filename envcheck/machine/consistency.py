@@ -30,6 +30,8 @@ def contradiction(m: Mapping[str, Any]) -> Optional[Problem]:
         return ".wsl", f"WSL2 runs Linux: wsl = true describes os = \"linux\", not os = {os!r}"
     if m.get("wsl_version") is not None and m.get("wsl") is False:
         return ".wsl_version", "set, but wsl = false"
+    if m.get("jetpack") is not None and m.get("tegra") is False:
+        return ".jetpack", "JetPack runs only on a Jetson (Tegra) board, and tegra = false"
     if m.get("tegra"):
         if arch not in (None, "aarch64", "arm64"):
             return ".tegra", f"a Jetson (Tegra) board has an aarch64 CPU, not arch = {arch!r}"

@@ -33,6 +33,7 @@ BAD_FILES = [
     ('[[machine.gpus]]\nvendor = "apple"\nname = "Apple M2"\narch = "apple-m2"\n', "machine.gpus[0].vendor",
      "Apple-silicon GPU, only in Macs"),
     ('macos = "14.5"\n', "machine.macos", "describes macOS"),
+    ('tegra = false\njetpack = "6.2"\n', "machine.jetpack", "only on a Jetson"),
 ]
 
 
