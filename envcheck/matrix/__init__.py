@@ -124,6 +124,7 @@ class Matrix:
         self._pci: Optional[Tuple[Dict[str, str], Dict[str, Tuple[str, str]]]] = None
         self.conda_forge: List[m.CondaForgeRow] = rows("conda_forge")
         self.pytorch_channel: List[m.PytorchChannelRow] = rows("pytorch_channel")
+        self.conda_selects: List[m.CondaSelect] = rows("conda_select")
         self.base_images: List[m.BaseImage] = rows("base_image")
         self.variant_providers: Dict[str, m.VariantProvider] = {x.vendor: x for x in rows("variant_provider")}
         self.ci_targets: List[m.CiTarget] = rows("ci_target")

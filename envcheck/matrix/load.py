@@ -190,6 +190,12 @@ SPECS: Dict[type, Table] = {
         "python": list_of("python"),
         "arm_variant": "str",
     }),
+    m.CondaSelect: _row({
+        "when": req(Table({"free_threaded": "bool", "platform": "platform", "cuda": "bool", "cuda_major": "int",
+                           "arm_variant": "str"},
+                          unknown="error")),
+        "specs": req(list_of("str")),
+    }),
     m.PytorchChannelRow: _row({
         "torch": req(one_or_list("version")),
         "pytorch_cuda": list_of("version"),
@@ -280,7 +286,7 @@ TABLES: List[Tuple[re.Pattern[str], Dict[str, type]]] = [
     (re.compile(r"gpu-chips\.toml"), {"chip": m.Chip}),
     (re.compile(r"triton-windows\.toml"), {"triton_windows": m.TritonWindows, "step": m.Step}),
     (re.compile(r"conda\.toml"), {"conda_forge": m.CondaForgeRow, "pytorch_channel": m.PytorchChannelRow,
-                                         "constraint": m.CondaConstraint}),
+                                         "constraint": m.CondaConstraint, "conda_select": m.CondaSelect}),
     (re.compile(r"variants\.toml"), {"variant_provider": m.VariantProvider}),
     (re.compile(r"docker\.toml"), {"base_image": m.BaseImage, "ci_target": m.CiTarget,
                                          "container_route": m.ContainerRoute}),

@@ -363,6 +363,18 @@ class CondaForgeRow(Sourced):
 
 
 @record(frozen=True)
+class CondaSelect(Sourced):
+    """``[[conda_select]]`` of conda.toml: match specs a conda environment needs beside ``pytorch``
+    so that the solver picks the right build of something else — the free-threaded interpreter, the
+    Tegra (Jetson) or SBSA (server ARM) CUDA variant. ``when`` keys (all must hold): ``free_threaded``
+    (the plan's Python is ``3.13t``/``3.14t``), ``platform``, ``cuda`` (the conda-forge build chosen
+    is a CUDA one), ``cuda_major`` (its cuda-version's major), ``arm_variant`` (that build's row: ``"tegra"``, ``""`` for the default)."""
+
+    when: Mapping[str, object] = field(default_factory=dict)
+    specs: Tuple[str, ...] = ()
+
+
+@record(frozen=True)
 class PytorchChannelRow(Sourced):
     """The ended ``-c pytorch`` conda channel: which CUDA flavours a release had."""
 

@@ -87,28 +87,28 @@ def conda_specs(plan: Plan) -> List[str]:
         cpu = "cpu*" if plan.machine.os != "macos" else "*"
         deps.append(f"pytorch={choice.torch}={cpu}")
         deps += ["torchvision"] if vision else []
-    return deps
+    return deps + [s for s in plan.conda_select if s not in deps]
 
 
 def _conda_dependencies(plan: Plan) -> List[str]:
     deps = conda_specs(plan)
     if deps:
         return [f"  - {d}" for d in deps]
-    deps = [f"python={plan.python.rstrip('t')}" if plan.python else "python"]
-    if plan.python.endswith("t"):
-        deps.append("python-freethreading")
-    deps.append("pip")
+    deps = [f"python={plan.python.rstrip('t')}" if plan.python else "python", *plan.conda_select, "pip"]
     pip = [f"      - {yaml_scalar(ln)}" for ln in plan.pip_lines()]
     return [f"  - {yaml_scalar(d)}" for d in deps] + ["  - pip:"] + pip
 
 
 def conda_notes(plan: Plan, prefix: str = "# ") -> List[str]:
     """Why this conda route: conda-forge's own build (and how it differs from the pip plan), or why
-    pip runs inside the environment."""
+    pip runs inside the environment; and the specs named beside it (``[[conda_select]]``)."""
     choice = plan.conda
+    also = [f"{prefix}also named: {', '.join(plan.conda_select)} — the interpreter / ARM CUDA variant this plan is "
+            "for, which the solver would not pick by itself (matrices/conda.toml [[conda_select]] says why)"
+            ] if plan.conda_select else []
     if choice is None:
         return [f"{prefix}pip inside conda: {plan.conda_reason or 'conda-forge has no build for it'}; torch "
-                f"{plan.pins['torch']} comes from the PyTorch index (the pip plan)"]
+                f"{plan.pins['torch']} comes from the PyTorch index (the pip plan)"] + also
     row = choice.row
     src = row.source[-1] if row.source else ""
     out = [f"{prefix}conda-forge pytorch {choice.torch}" + (f" with cuda-version {choice.cuda_version}"
@@ -116,7 +116,7 @@ def conda_notes(plan: Plan, prefix: str = "# ") -> List[str]:
            + f": {choice.why}", f"{prefix}source: matrices/conda.toml ({src}; confidence {row.confidence})"]
     if choice.torch != plan.release.version or (choice.cuda_version is None) != (plan.build.backend != "cuda"):
         out.append(f"{prefix}the pip plan chose torch {plan.pins['torch']}; conda-forge is resolved on its own terms")
-    out += [f"{prefix}assumed: {a}" for a in choice.assumptions]
+    out += [f"{prefix}assumed: {a}" for a in choice.assumptions] + also
     if choice.cuda_version:
         out.append(f"{prefix}conda-forge CUDA builds need the __cuda virtual package (a driver) at solve time; "
                    f"on a machine without one: CONDA_OVERRIDE_CUDA={choice.cuda_version.split('.')[0]}")

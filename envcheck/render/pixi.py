@@ -66,6 +66,9 @@ def pixi_document(plan: Plan) -> Dict[str, Any]:
         doc["pypi-dependencies"] = pypi
         if plan.build.channel != "pypi" and plan.index_kind == "find-links":
             doc["pypi-options"] = {"find-links": [{"url": plan.index_url}]}
+    for spec in plan.conda_select:  # python-freethreading, arm-variant=*=tegra … (conda.toml [[conda_select]])
+        name, version, build = (spec.split("=", 2) + ["", ""])[:3]
+        deps[name] = {"version": version or "*", "build": build} if build else (version or "*")
     if m.os == "linux" and m.glibc:
         system["libc"] = {"family": "glibc", "version": m.glibc}
     if system:

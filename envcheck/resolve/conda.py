@@ -26,7 +26,7 @@ from typing import List, Optional, Tuple
 from envcheck.record import record
 from envcheck.matrix.model import CondaForgeRow, vkey
 
-__all__ = ["CondaChoice", "choose_conda"]
+__all__ = ["CondaChoice", "choose_conda", "select_specs"]
 
 
 @record(frozen=True)
@@ -92,11 +92,11 @@ def choose_conda(matrix, machine, request, backend: str, python: str, prefer: st
     best: Optional[CondaChoice] = None
     skipped: List[str] = []
     for row in rows:
-        pys = [p for p in row.python if not python or p == python.rstrip("t")]
+        # exact: a free-threaded Python (3.14t) needs a cp314t build, never the GIL one of 3.14
+        pys = [p for p in row.python if not python or p == python]
         if not pys:
             continue
-        py = python.rstrip("t") if python else (prefer.rstrip("t") if prefer.rstrip("t") in row.python
-                                                else max(row.python, key=vkey))
+        py = python if python else (prefer if prefer in row.python else max(row.python, key=vkey))
         for version in row.torch:
             if request is not None and request.torch is not None and not request.torch.contains(version, prereleases=True):
                 continue
@@ -121,7 +121,10 @@ def choose_conda(matrix, machine, request, backend: str, python: str, prefer: st
                 best = CondaChoice(row, version, cv, py, f"the newest conda-forge pytorch with a CUDA build this "
                                    f"machine runs: cuda-version {cv} ({basis})", assume)
     if best is None:
-        if cuda:
+        if python.endswith("t") and not any(python in r.python for r in rows):
+            why = (f"conda-forge has no free-threaded (Python {python}) build of pytorch (matrices/conda.toml); "
+                   "the free-threaded interpreter comes from conda-forge")
+        elif cuda:
             why = "no conda-forge CUDA build of pytorch fits" + (f" ({'; '.join(skipped[:3])})" if skipped else "")
         else:
             why = f"conda-forge has no pytorch for {platform}" + (f" and Python {python}" if python else "")
@@ -129,3 +132,22 @@ def choose_conda(matrix, machine, request, backend: str, python: str, prefer: st
             why += f" within --torch {request.torch_text}"
         return None, why
     return best, ""
+
+
+def select_specs(matrix, machine, choice: Optional[CondaChoice], python: str) -> List[str]:
+    """The match specs an environment names beside pytorch (``[[conda_select]]`` of conda.toml):
+    ``python-freethreading`` for a free-threaded Python, the ``arm-variant`` of a linux-aarch64 CUDA
+    build (Tegra for a Jetson, SBSA otherwise), … — whether pytorch comes from conda-forge (``choice``)
+    or from pip inside the environment (``None``)."""
+    facts = {
+        "free_threaded": python.endswith("t"),
+        "platform": machine.platform,
+        "cuda": bool(choice is not None and choice.cuda_version),
+        "cuda_major": int(choice.cuda_version.split(".")[0]) if choice is not None and choice.cuda_version else None,
+        "arm_variant": choice.row.arm_variant if choice is not None else None,
+    }
+    out: List[str] = []
+    for row in matrix.conda_selects:
+        if all(facts.get(k) == v for k, v in row.when.items()):
+            out += [s for s in row.specs if s not in out]
+    return out

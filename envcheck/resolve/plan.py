@@ -118,6 +118,9 @@ class Plan:
     driver: Dict[str, str] = field(default_factory=dict)
     conda: Optional[CondaChoice] = None  # conda-forge on its own terms (envcheck.resolve.conda)
     conda_reason: str = ""  # why there is none (ROCm, XPU…): the environment uses pip inside conda
+    # match specs the environment names beside pytorch (conda.toml [[conda_select]]): python-freethreading,
+    # arm-variant=*=tegra … — environment.yml and pixi.toml both write them
+    conda_select: List[str] = field(default_factory=list)
     base_image: Optional[BaseImage] = None
     base_image_why: str = ""  # why no row fits (no Dockerfile: its renderer refuses with this line)
     marker: Optional[Marker] = None
@@ -360,7 +363,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         companions = {k: v for k, v in pins.items() if k != "torch"}
         digests = wheel_hashes(matrix, r.version, b.variant, companions, res.machine.platform,
                                c.python or "", b.channel)
-    from envcheck.resolve.conda import choose_conda
+    from envcheck.resolve.conda import choose_conda, select_specs
 
     conda = choose_conda(matrix, res.machine, res.request, b.backend, res.machine.python or "", c.python or "")
     image = _base_image(matrix, c, res.machine.wsl, python)
@@ -375,6 +378,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         driver=driver,
         conda=conda[0],
         conda_reason=conda[1],
+        conda_select=select_specs(matrix, res.machine, conda[0], python),
         base_image=image[0],
         base_image_why=image[1],
         marker=matrix.markers.get(res.machine.platform),
