@@ -110,6 +110,7 @@ class Matrix:
         self.families: Dict[int, m.Family] = {f.major: f for f in rows("family")}
         self.archs: Dict[str, m.NvArch] = {a.sm: a for a in rows("arch")}
         self.gpus: List[m.Gpu] = rows("gpu")
+        self.xpu_families: Dict[str, m.XpuFamily] = {a: f for f in rows("xpu_family") for a in f.archs}
         self.rocm_wsl: List[m.RocmWslRelease] = rows("release", "rocm-wsl")
         self.steps: Dict[str, m.Step] = {s.key: s for s in rows("step")}
         self.recipe: List[m.RecipeRow] = rows("recipe")

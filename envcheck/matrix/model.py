@@ -182,6 +182,16 @@ class Gpu(Sourced):
 
 
 @record(frozen=True)
+class XpuFamily(Sourced):
+    """``[[xpu_family]]`` of gpus-other.toml: the platforms PyTorch validates an Intel GPU family on
+    (``archs``: ``xpu-pvc``…): ``os`` (linux, windows) and whether WSL2 is among them."""
+
+    archs: Tuple[str, ...] = ()
+    os: Tuple[str, ...] = ()
+    wsl: bool = False
+
+
+@record(frozen=True)
 class RocmWslRelease(Sourced):
     """A ROCm release AMD supports on WSL, the Windows driver it needs, the GPUs it serves."""
 

@@ -201,8 +201,10 @@ def render_powershell(plan: Plan) -> str:
         if s.shell == "manual":
             todo = f"not done yet ({s.where}): {s.title}" + (f" - {s.url}" if s.url else "")
             if s.check:
-                out.append(f"try {{ & {{ {s.check.strip()} }} *> $null; $done = ($LASTEXITCODE -eq 0) }} "
-                           "catch { $done = $false }")
+                # $LASTEXITCODE cleared first: a check made of cmdlets sets none (it throws when not done),
+                # and a native command's code from an earlier step must not decide this one
+                out.append(f"try {{ $global:LASTEXITCODE = 0; & {{ {s.check.strip()} }} *> $null; "
+                           "$done = ($LASTEXITCODE -eq 0) } catch { $done = $false }")
                 out.append(f"if (-not $done) {{ throw {_ps_quote(todo)} }}")
             else:
                 out.append(f"Write-Host {_ps_quote('note: ' + todo)}")

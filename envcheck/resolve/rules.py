@@ -617,6 +617,24 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
         elif g.vendor == "intel" and not g.arch.startswith("xpu-"):
             c.add("gpu-arch", f"the {g.name} ({g.arch}) is not an Intel GPU PyTorch's XPU builds support (Arc, "
                               "Data Center GPU Max, Core Ultra graphics)")
+        elif g.vendor == "intel":
+            _xpu_platform(c, ctx, g)
+
+
+def _xpu_platform(c: Candidate, ctx: Context, g: GpuDevice) -> None:
+    """An Intel GPU family PyTorch validates on some platforms only (gpus-other.toml [[xpu_family]]):
+    the Data Center GPU Max on Linux, not on Windows or under WSL2."""
+    fam = ctx.matrix.xpu_families.get(g.arch)
+    if fam is None:
+        return
+    m = ctx.machine
+    where = " and ".join(OS_NAMES.get(o, o) for o in fam.os) + (" (WSL2 too)" if fam.wsl else "")
+    if m.os not in fam.os:
+        c.add("os", f"PyTorch's XPU guide validates the {g.name} on {where} only, not on "
+                    f"{OS_NAMES.get(m.os, m.os)} (matrices/gpus-other.toml [[xpu_family]])")
+    elif m.wsl and not fam.wsl:
+        c.add("wsl", f"PyTorch's XPU guide validates the {g.name} on native {where} only, not under WSL2 "
+                     "(matrices/gpus-other.toml [[xpu_family]])")
 
 
 def check_compile(c: Candidate, ctx: Context) -> None:
