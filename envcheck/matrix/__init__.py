@@ -121,6 +121,7 @@ class Matrix:
         self.companions: Dict[Tuple[str, str], m.Companion] = {(x.package, x.version): x for x in rows("companion")}
         self.triton_windows: Dict[str, m.TritonWindows] = {x.torch: x for x in rows("triton_windows")}
         self.chips: List[m.Chip] = rows("chip")
+        self.blas_gaps: List[m.BlasGap] = rows("blas_gap")
         self.jetpacks: List[m.JetpackGen] = rows("jetpack")
         self._pci: Optional[Tuple[Dict[str, str], Dict[str, Tuple[str, str]]]] = None
         self.conda_forge: List[m.CondaForgeRow] = rows("conda_forge")

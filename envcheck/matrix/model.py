@@ -202,6 +202,16 @@ class RocmWslRelease(Sourced):
 
 
 @record(frozen=True)
+class BlasGap(Sourced):
+    """ROCm wheels from ``rocm_min`` on (of ``channel``) whose bundled rocBLAS ships no Tensile library for
+    ``gfx`` targets that torch's own kernel list still names: the first matrix multiply aborts."""
+
+    rocm_min: str = ""
+    gfx: Tuple[str, ...] = ()
+    channel: str = "pytorch"
+
+
+@record(frozen=True)
 class Step(Sourced):
     """A post-install step a plan must carry (e.g. removing the bundled libhsa on WSL)."""
 

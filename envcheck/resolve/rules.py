@@ -35,7 +35,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from envcheck.record import record
 from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix
-from envcheck.matrix.model import Build, Release, python_key, vkey
+from envcheck.matrix.model import BlasGap, Build, Release, python_key, vkey
 from envcheck.resolve.types import Candidate, Request
 
 OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
@@ -612,6 +612,11 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
             elif g.arch not in b.gfx:
                 c.add("gpu-arch", f"{name_of(c)} carries code for {_list(b.gfx)}; none for {g.arch} "
                                   f"({g.name}) — an AMD target runs only code built for it")
+            elif (gap := _blas_gap(ctx.matrix, b, g.arch)) is not None:
+                c.add("gpu-arch", f"{name_of(c)} lists {g.arch} but the rocBLAS it bundles (ROCm {gap.rocm_min}+) has "
+                                  f"no Tensile library for it: the first matrix multiply on the {g.name} aborts "
+                                  f"('rocBLAS error: Cannot read TensileLibrary.dat … for GPU arch : {g.arch}'; "
+                                  f"{', '.join(gap.source[:2])})")
             else:
                 c.note(arch_fit=max(c.fit.arch_fit, 0))
         elif g.vendor == "intel" and not g.arch.startswith("xpu-"):
@@ -635,6 +640,14 @@ def _xpu_platform(c: Candidate, ctx: Context, g: GpuDevice) -> None:
     elif m.wsl and not fam.wsl:
         c.add("wsl", f"PyTorch's XPU guide validates the {g.name} on native {where} only, not under WSL2 "
                      "(matrices/gpus-other.toml [[xpu_family]])")
+
+
+def _blas_gap(matrix: Matrix, b: Build, gfx: str) -> Optional[BlasGap]:
+    """The rocm-libs.toml row saying ``b``'s bundled rocBLAS lacks ``gfx`` (None: no such row)."""
+    if not b.rocm:
+        return None
+    return next((x for x in matrix.blas_gaps if gfx in x.gfx and b.channel == x.channel
+                 and vkey(b.rocm) >= vkey(x.rocm_min)), None)
 
 
 def check_compile(c: Candidate, ctx: Context) -> None:
