@@ -346,8 +346,10 @@ def driver_table(ctx: Context, res: Any) -> str:
 
 @helper
 def arch_fix(ctx: Context) -> str:
-    """The build ``plan`` picks for this machine (with the GPU named in the message)."""
-    arch = _plausible_sm(ctx.groups.get("sm"))
+    """The build ``plan`` picks for this machine (with the GPU named in the message: its ``sm``, or
+    its compute capability as ``cc_major``/``cc_minor``)."""
+    cc = (ctx.groups.get("cc_major"), ctx.groups.get("cc_minor"))
+    arch = _plausible_sm(ctx.groups.get("sm") or (sm_of(cc) if all(cc) else None))
     gpus = [_gpu_for_arch(ctx, arch)] if arch else ctx.gpus()
     if not gpus:
         return ("Install a build whose arch list includes your GPU's architecture: `envcheck plan --gpu "
