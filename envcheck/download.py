@@ -54,7 +54,7 @@ def download_plan(plan: Any, matrix: Any, directory: Path, force: bool = False,
     if wheels.is_dir() and any(wheels.glob("*.whl")) and not force:
         say(f"{wheels} already holds wheels: checking them")
     house = prepare(plan, wheels, dict(plan.pins), glibc, say)
-    offline = dataclasses.replace(plan, pins=dict(house.pins), offline=WHEELS, hashes={},
+    offline = dataclasses.replace(plan, pins=dict(house.pins), requires=dict(house.requires), offline=WHEELS, hashes={},
                                   notes=list(plan.notes) + list(house.notes)
                                   + [f"offline: every wheel is in {WHEELS}/ ({house.origin}); install with "
                                      f"--no-index --find-links {WHEELS}"])

@@ -74,6 +74,8 @@ class Expect:
         driver: ``{"vendor", "side", "full", "floor", "last_branch"}`` (written as ``driver_*`` keys).
         post_install: the keys of the plan's post-install steps.
         mps: a macOS build that uses Metal.
+        numpy: the NumPy requirement the plan installs (``"numpy<2"``, ``"numpy"`` = any version;
+            ``None``: the plan said nothing about NumPy — ``matrices/numpy.toml`` has no row).
     """
 
     torch_version: str
@@ -91,6 +93,7 @@ class Expect:
     driver: Mapping[str, str] = field(default_factory=dict)
     post_install: Tuple[str, ...] = ()
     mps: bool = False
+    numpy: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         """The ``[expect]`` table; empty values are left out, ``driver`` becomes ``driver_*`` keys."""
@@ -117,6 +120,8 @@ class Expect:
             d["post_install"] = list(self.post_install)
         if self.mps:
             d["mps"] = True
+        if self.numpy:
+            d["numpy"] = self.numpy
         return d
 
     @classmethod
@@ -177,6 +182,11 @@ class Lock:
     def pins(self) -> List[str]:
         """``["torch==2.13.0+cpu", …]``."""
         return [ln for ln in self.pip_lines if "==" in ln and not ln.startswith("-")]
+
+    @property
+    def requirements(self) -> List[str]:
+        """``["torch==2.13.0+cpu", …, "numpy<2"]``: every requirement line (pins and ranges)."""
+        return [ln for ln in self.pip_lines if ln and not ln.startswith("-")]
 
     @property
     def index_option(self) -> str:
@@ -305,7 +315,7 @@ EXPECT = Table({
     "torchvision": "version", "torchaudio": "version", "cuda": "version", "cudnn": "version",
     "cudnn_version": "int", "nccl": "version", "hip": "version",
     "arch_list": list_of("kernel_target"), "gpu_arch": list_of("gpu_arch"),
-    "post_install": list_of(_TEXT), "mps": "bool",
+    "post_install": list_of(_TEXT), "mps": "bool", "numpy": "requirement",
 }, unknown="allow", extra=plain(2000), what="[expect] table",
     rule=lambda t: next(((f".{k}", "expected a string") for k, v in t.items()
                          if k.startswith("driver_") and not isinstance(v, str)), None))

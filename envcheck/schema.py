@@ -213,6 +213,21 @@ def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2 ** 63
 
 
+def _packaging_reads(v: Any, kind: str) -> bool:
+    """Whether packaging reads ``v`` (≤ 200 characters) as a ``kind``: ``specifier`` (PEP 440:
+    ``<2``, ``>=1.22,<2``; ``""`` = any version) or ``requirement`` (PEP 508: ``numpy<2``)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if not isinstance(v, str) or len(v) > 200:
+        return False
+    try:
+        (SpecifierSet if kind == "specifier" else Requirement)(v)
+    except (InvalidSpecifier, InvalidRequirement):
+        return False
+    return True
+
+
 def is_version(v: Any) -> bool:
     """A version string packaging reads (``12.8``, ``570.124.06``, ``2.13.0+cpu``), ≤ 64 characters."""
     from packaging.version import InvalidVersion, Version
@@ -271,6 +286,12 @@ TYPES: Dict[str, Scalar] = {
     # "" where a row means "none" (a toolkit with no Windows driver floor, a release with no torchaudio)
     "version_or_empty": Scalar("a version like '12.8' (or \"\")", lambda v: v == "" or is_version(v),
                                json={"type": "string", "maxLength": VERSION_MAX}),
+    # a PEP 440 specifier ("<2", ">=1.22,<2"); "" = any version
+    "specifier_or_empty": Scalar("a version specifier like '<2' (or \"\" for any)",
+                                 lambda v: _packaging_reads(v, "specifier"),
+                                 json={"type": "string", "maxLength": 200}),
+    "requirement": Scalar("a requirement like 'numpy<2'", lambda v: _packaging_reads(v, "requirement"),
+                          json={"type": "string", "maxLength": 200}),
     "python": pattern(PY_RE, "a Python version like '3.12' or '3.13t'"),
     # a lock of a plan whose build names no Python writes "" (envcheck/resolve/plan.py)
     "python_or_empty": Scalar("a Python version like '3.12' or '3.13t' (or \"\")",

@@ -273,6 +273,7 @@ def plan_json(res: Resolution, p: Optional[Plan], files: List[str]) -> JSONObjec
             "index_kind": p.index_kind,
             "channel": c.build.channel,
             "pins": cast(JSON, p.pins),
+            "requires": cast(JSON, p.requires),
             "pip": cast(JSON, p.pip_lines()),
             "driver": cast(JSON, p.driver or None),
             "post_install": [{"key": s.key, "shell": s.shell} for s in p.steps],
@@ -311,7 +312,11 @@ def only_packages(p: Plan, matrix: Matrix, packages: str) -> Plan:
     from envcheck.resolve.recipe import build_recipe
 
     pins = select_pins(p.pins, packages.split(","))
-    out = dataclasses.replace(p, pins=pins, hashes={k: v for k, v in p.hashes.items() if k in pins},
+    dropped = [f"{k}{v}" for k, v in p.requires.items()]
+    notes = list(p.notes) + ([f"--packages: {', '.join(dropped)} left out of the install (torch imports without "
+                              "NumPy, with a warning; install it yourself for .numpy()/from_numpy)"] if dropped else [])
+    out = dataclasses.replace(p, pins=pins, requires={}, notes=notes,
+                              hashes={k: v for k, v in p.hashes.items() if k in pins},
                               without=tuple(sorted(set(p.without) | (set(p.pins) - set(pins)))))
     out.recipe = build_recipe(out, matrix, p.resolution.request.compile, p.steps)
     return out

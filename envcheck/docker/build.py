@@ -58,9 +58,11 @@ def base_row(plan: Any, matrix: Any, image: Optional[str]) -> Any:
     return known[0] if known else dataclasses.replace(row, image=image)
 
 
-def image_plan(plan: Any, pins: Dict[str, str], row: Any) -> Any:
-    """The plan as the image holds it: only ``pins``, on ``row``."""
-    return dataclasses.replace(plan, pins=dict(pins), base_image=row)
+def image_plan(plan: Any, pins: Dict[str, str], row: Any, requires: Optional[Dict[str, str]] = None) -> Any:
+    """The plan as the image holds it: only ``pins`` (and the ranges ``requires``, default the
+    plan's: ``{"numpy": "<2"}``), on ``row``."""
+    return dataclasses.replace(plan, pins=dict(pins), base_image=row,
+                               requires=dict(plan.requires if requires is None else requires))
 
 
 def default_tag(pins: Dict[str, str]) -> str:
@@ -224,15 +226,16 @@ def build_from_plan(client: Any, plan: Any, matrix: Any, tag: Optional[str] = No
     host, plan = plan, dockerfile_plan(plan)  # an image is a Linux container: a Windows / macOS plan's container plan
     row = base_row(plan, matrix, base_image)
     pins = select_pins(plan.pins, packages)
+    requires = dict(plan.requires) if not packages else {}  # --packages: only what it names
     notes: List[str] = []
     origin = f"pip install from {plan.index_option or 'PyPI'} during the build"
     wheels = None
     if wheelhouse is not None:
         wh = wheelhouse if isinstance(wheelhouse, Wheelhouse) else prepare(plan, Path(wheelhouse), pins,
-                                                                            row.glibc or "2.17", say)
-        pins, origin, wheels = wh.pins, wh.origin, wh.path
+                                                                            row.glibc or "2.17", say, requires=requires)
+        pins, origin, wheels, requires = wh.pins, wh.origin, wh.path, dict(wh.requires)
         notes += wh.notes
-    iplan = image_plan(plan, pins, row)
+    iplan = image_plan(plan, pins, row, requires)
     dockerfile = render_dockerfile(iplan, wheelhouse=CONTEXT_WHEELHOUSE if wheels else None,
                                    host=host if host is not plan else None)
     tag = tag or default_tag(pins)

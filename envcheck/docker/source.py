@@ -45,14 +45,19 @@ def locked_pins(plan: Any, lock: Any, matrix: Any) -> Any:
 
     from envcheck.resolve.recipe import build_recipe
 
+    from packaging.requirements import Requirement
+
     pins = {}
     for line in lock.pins:
         req = line.split(";", 1)[0].split()[0]  # drop a marker / --hash
         name, _, version = req.partition("==")
         pins[name.strip()] = version.strip()
-    if not pins or pins == plan.pins:
+    # its ranges too (numpy<2): exactly what the lock installs, none the matrix adds today
+    ranges = {r.name: str(r.specifier) for r in (Requirement(ln.split(";", 1)[0].split()[0])
+                                                 for ln in lock.requirements if "==" not in ln)}
+    if not pins or (pins == plan.pins and ranges == plan.requires):
         return plan
-    out = dataclasses.replace(plan, pins=pins)
+    out = dataclasses.replace(plan, pins=pins or plan.pins, requires=ranges)
     out.recipe = build_recipe(out, matrix, plan.resolution.request.compile, plan.steps)
     return out
 

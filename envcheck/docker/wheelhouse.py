@@ -47,12 +47,14 @@ class Wheelhouse:
         pins: what the image installs from it (``{"torch": "2.13.0+cpu"}``).
         origin: how the wheels got there, in words.
         notes: sentences worth telling (PyPI files used for the plan's build…).
+        requires: the plan's ranges the folder serves (``{"numpy": "<2"}``), installed beside the pins.
     """
 
     path: Path
     pins: Dict[str, str]
     origin: str
     notes: List[str] = field(default_factory=list)
+    requires: Dict[str, str] = field(default_factory=dict)
 
 
 def select_pins(plan_pins: Dict[str, str], packages: Optional[Sequence[str]]) -> Dict[str, str]:
@@ -112,6 +114,23 @@ def find_wheel(directory: Path, name: str, version: str) -> Optional[Path]:
     return None
 
 
+def has_wheel_in_range(directory: Path, name: str, spec: str) -> bool:
+    """Whether ``directory`` holds a wheel of ``name`` whose version ``spec`` allows (``""`` = any)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+    from packaging.version import InvalidVersion
+
+    want, allowed = canonicalize_name(name), SpecifierSet(spec)
+    for whl in directory.glob("*.whl"):
+        try:
+            wname, wver, _, _ = parse_wheel_filename(whl.name)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue
+        if wname == want and wver in allowed:
+            return True
+    return False
+
+
 def missing(directory: Path, pins: Dict[str, str]) -> List[str]:
     """``["torchvision==0.28.0+cpu"]``: pins without a wheel in ``directory``."""
     return [f"{k}=={v}" for k, v in pins.items() if find_wheel(directory, k, v) is None]
@@ -129,15 +148,16 @@ def pypi_pins(plan: object, pins: Dict[str, str]) -> Optional[Dict[str, str]]:
 
 
 def download_argv(dest: Path, pins: Dict[str, str], python: str, platforms: Sequence[str],
-                  index_option: str = "", pip: Sequence[str] = ()) -> List[str]:
-    """The ``pip download`` command for ``pins`` targeting ``python`` on ``platforms``."""
+                  index_option: str = "", pip: Sequence[str] = (), requires: Optional[Dict[str, str]] = None) -> List[str]:
+    """The ``pip download`` command for ``pins`` (and the ranges ``requires``: ``{"numpy": "<2"}``)
+    targeting ``python`` on ``platforms``."""
     argv = list(pip or [sys.executable, "-m", "pip"]) + [
         "download", "--only-binary=:all:", "--dest", str(dest),
         "--python-version", python.rstrip("t"), "--implementation", "cp", "--abi", abi_of(python)]
     for tag in platforms:
         argv += ["--platform", tag]
     argv += shlex.split(index_option)
-    return argv + [f"{k}=={v}" for k, v in pins.items()]
+    return argv + [f"{k}=={v}" for k, v in pins.items()] + [f"{k}{v}" for k, v in (requires or {}).items()]
 
 
 def pip_download(argv: Sequence[str], say: Say = lambda s: None, timeout: float = DOWNLOAD_TIMEOUT) -> None:
@@ -169,13 +189,16 @@ def pip_download(argv: Sequence[str], say: Say = lambda s: None, timeout: float 
 
 
 def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
-            say: Say = lambda s: None, pip: Sequence[str] = ()) -> Wheelhouse:
+            say: Say = lambda s: None, pip: Sequence[str] = (), requires: Optional[Dict[str, str]] = None) -> Wheelhouse:
     """Wheels for ``pins`` in ``directory``: checked when it holds wheels, downloaded when empty.
 
     Args:
         plan: the Plan (its index option, Python, platform, release).
         glibc: the base image's glibc (``"2.36"``): the newest manylinux tag accepted.
         pip: the pip command (default: this interpreter's ``python -m pip``).
+        requires: ranges to gather beside the pins (default: the plan's, ``{"numpy": "<2"}``); a
+            given folder without a wheel in a range leaves that range out (said in the notes: torch
+            imports without NumPy, with a warning).
 
     Raises:
         WheelhouseError: a given wheelhouse lacks pinned wheels, or the download failed.
@@ -185,12 +208,16 @@ def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
     pypi_note = ("plain PyPI serves this very build ({} on {}, matrices/torch-releases.toml [release.pypi]): "
                  "installing its files, {}".format(plan.build.variant, plan.machine.platform,  # type: ignore[attr-defined]
                                                    ", ".join(f"{k}=={v}" for k, v in (alt or {}).items())))
+    ranges = dict(plan.requires if requires is None else requires)  # type: ignore[attr-defined]
     if directory.is_dir() and any(directory.glob("*.whl")):
+        served = {k: v for k, v in ranges.items() if has_wheel_in_range(directory, k, v)}
+        left = [f"{k}{v}: no wheel in {directory}; left out of the install (add one: pip download '{k}{v}' -d "
+                f"{directory})" for k, v in ranges.items() if k not in served]
         miss = missing(directory, pins)
         if not miss:
-            return Wheelhouse(directory, dict(pins), GIVEN)
+            return Wheelhouse(directory, dict(pins), GIVEN, left, served)
         if alt and not missing(directory, alt):
-            return Wheelhouse(directory, alt, GIVEN, [pypi_note])
+            return Wheelhouse(directory, alt, GIVEN, [pypi_note] + left, served)
         raise WheelhouseError(
             f"{directory} has no wheel for {', '.join(miss)}: add them (pip download … -d {directory}), "
             "point --wheelhouse at an empty folder to download them, or leave companions out with --packages torch")
@@ -201,14 +228,15 @@ def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
     say(f"pip download {' '.join(f'{k}=={v}' for k, v in pins.items())} for Python {python} "
         f"({index or 'pip’s configured index'})")
     try:
-        pip_download(download_argv(directory, pins, python, platforms, index, pip), say)
-        return Wheelhouse(directory, dict(pins), f"pip download from {index or 'pip’s configured index'}")
+        pip_download(download_argv(directory, pins, python, platforms, index, pip, ranges), say)
+        return Wheelhouse(directory, dict(pins), f"pip download from {index or 'pip’s configured index'}",
+                          requires=ranges)
     except WheelhouseError as first:
         if not alt:
             raise
         say(f"the plan's index could not serve them ({first}); trying plain PyPI's files of the same build")
         try:
-            pip_download(download_argv(directory, alt, python, platforms, "", pip), say)
+            pip_download(download_argv(directory, alt, python, platforms, "", pip, ranges), say)
         except WheelhouseError as second:
             raise WheelhouseError(f"{first}\n  and from pip's configured index: {second}") from None
-        return Wheelhouse(directory, alt, "pip download from pip's configured index", [pypi_note])
+        return Wheelhouse(directory, alt, "pip download from pip's configured index", [pypi_note], ranges)

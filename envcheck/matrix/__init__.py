@@ -124,6 +124,7 @@ class Matrix:
         self.blas_gaps: List[m.BlasGap] = rows("blas_gap")
         self.jetpacks: List[m.JetpackGen] = rows("jetpack")
         self._pci: Optional[Tuple[Dict[str, str], Dict[str, Tuple[str, str]]]] = None
+        self.numpy_rows: List[m.NumpyRow] = rows("numpy")
         self.conda_forge: List[m.CondaForgeRow] = rows("conda_forge")
         self.pytorch_channel: List[m.PytorchChannelRow] = rows("pytorch_channel")
         self.conda_selects: List[m.CondaSelect] = rows("conda_select")
@@ -147,6 +148,11 @@ class Matrix:
     def builds_for(self, version: str) -> List[m.Build]:
         """Every build row that covers torch ``version`` (order as in the files)."""
         return self._builds_by_release.get(version, [])
+
+    def numpy_for(self, torch: str, channel: str, platform: str) -> Optional[m.NumpyRow]:
+        """The ``numpy.toml`` row for torch ``torch`` from ``channel`` on ``platform``: the first
+        that covers all three (file order), or ``None`` when none does."""
+        return next((r for r in self.numpy_rows if r.covers(torch, channel, platform)), None)
 
     def channel(self, name: str) -> m.Channel:
         """The channel row ``name``.

@@ -204,6 +204,13 @@ SPECS: Dict[type, Table] = {
         "cudatoolkit": list_of("version"),
         "platforms": list_of("platform"),
     }),
+    m.NumpyRow: _row({
+        "torch": req(list_of("version")),
+        "channels": req(list_of("str")),
+        "platforms": list_of("platform"),
+        "built_against": req(one_of("1.x", "2.x")),
+        "requires": req("specifier_or_empty"),
+    }),
     m.CondaConstraint: _row({"package": req("str"), "build": "str", "run": list_of("str"), "host": list_of("str"),
                              "run_constrained": list_of("str")}),
     m.BaseImage: _row({
@@ -290,6 +297,7 @@ TABLES: List[Tuple[re.Pattern[str], Dict[str, type]]] = [
     (re.compile(r"triton-windows\.toml"), {"triton_windows": m.TritonWindows, "step": m.Step}),
     (re.compile(r"conda\.toml"), {"conda_forge": m.CondaForgeRow, "pytorch_channel": m.PytorchChannelRow,
                                          "constraint": m.CondaConstraint, "conda_select": m.CondaSelect}),
+    (re.compile(r"numpy\.toml"), {"numpy": m.NumpyRow}),
     (re.compile(r"variants\.toml"), {"variant_provider": m.VariantProvider}),
     (re.compile(r"docker\.toml"), {"base_image": m.BaseImage, "ci_target": m.CiTarget,
                                          "container_route": m.ContainerRoute}),

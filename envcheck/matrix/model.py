@@ -405,6 +405,23 @@ class PytorchChannelRow(Sourced):
 
 
 @record(frozen=True)
+class NumpyRow(Sourced):
+    """``[[numpy]]`` of ``numpy.toml``: the NumPy a torch build can run with.
+
+    ``requires`` is the PEP 440 specifier a plan adds for numpy (``"<2"``; ``""`` = any NumPy);
+    ``built_against`` the NumPy major the wheels were compiled against (``"1.x"``/``"2.x"``)."""
+
+    torch: Tuple[str, ...] = ()
+    channels: Tuple[str, ...] = ()
+    platforms: Tuple[str, ...] = ()  # () = every platform
+    built_against: str = ""
+    requires: str = ""
+
+    def covers(self, torch: str, channel: str, platform: str) -> bool:
+        return torch in self.torch and channel in self.channels and (not self.platforms or platform in self.platforms)
+
+
+@record(frozen=True)
 class CondaConstraint(Sourced):
     """How a conda package gates installation (``__cuda``, ``cuda-version`` run_constrained)."""
 

@@ -143,10 +143,34 @@ def cross_check(mx: Matrix) -> List[Problem]:
             err("docker.toml", f"{where}.uv_image", "python_from = \"uv\" and uv_image go together")
         if img.tegra and not img.cuda:
             err("docker.toml", f"{where}.cuda", "a tegra row names the CUDA major.minor of its L4T image")
+    out += _numpy_coverage(mx)
     for row in mx.conda_forge:
         for v in row.torch:
             if v not in rel:
                 err("conda.toml", "conda_forge", f"torch {v} has no [[release]] row", "warning")
+    return out
+
+
+def _numpy_coverage(mx: Matrix) -> List[Problem]:
+    """numpy.toml: its releases and channels exist, and every build of a channel it speaks for has
+    a row (a build of another channel gets no numpy line; the plan says so)."""
+    out: List[Problem] = []
+    for i, row in enumerate(mx.numpy_rows):
+        for v in row.torch:
+            if v not in mx.release_by_version:
+                out.append(Problem("numpy.toml", f"numpy[{i}].torch", f"torch {v} has no [[release]] row"))
+        for ch in row.channels:
+            if ch not in mx.channels:
+                out.append(Problem("numpy.toml", f"numpy[{i}].channels", f"no [[channel]] named {ch!r}"))
+    spoken = {ch for row in mx.numpy_rows for ch in row.channels}
+    for b in mx.builds:
+        if b.channel not in spoken:
+            continue
+        for v in b.torch:
+            for p in b.platforms:
+                if mx.numpy_for(v, b.channel, p) is None:
+                    out.append(Problem(b.file, f"{_bkey(b)}.torch",
+                                       f"torch {v} from {b.channel} on {p} has no [[numpy]] row in numpy.toml"))
     return out
 
 

@@ -208,7 +208,7 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None, host: Option
     b = plan.build
     python = plan.python or "3.12"  # the image's Python is the plan's (resolve.plan._base_image chose the row)
     image = check_image(img.image.replace("{python}", python).replace("{rocm}", b.rocm or ""), "base image")
-    pins = " ".join(shlex.quote(f"{k}=={v}") for k, v in plan.pins.items())
+    pins = " ".join(shlex.quote(r) for r in plan.requirements())
     pip = "python -m pip install --no-cache-dir"
     if wheelhouse:
         install = (f"COPY {wheelhouse} /tmp/wheelhouse\n"

@@ -63,6 +63,8 @@ def pixi_document(plan: Plan) -> Dict[str, Any]:
             if plan.build.channel != "pypi" and plan.index_kind == "simple":
                 entry["index"] = plan.index_url
             pypi[pkg] = entry
+        for pkg, spec in plan.requires.items():  # the NumPy this torch runs with (matrices/numpy.toml)
+            pypi[pkg] = spec or "*"
         doc["pypi-dependencies"] = pypi
         if plan.build.channel != "pypi" and plan.index_kind == "find-links":
             doc["pypi-options"] = {"find-links": [{"url": plan.index_url}]}

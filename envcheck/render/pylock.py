@@ -72,8 +72,8 @@ def uv_target(plan: Plan) -> str:
 
 
 def requirements_in(plan: Plan) -> str:
-    """The input uv resolves: the plan's pins, exact (local labels included)."""
-    return "".join(f"{pkg}=={ver}\n" for pkg, ver in plan.pins.items())
+    """The input uv resolves: the plan's pins, exact (local labels included), and its ranges (``numpy<2``)."""
+    return "".join(f"{req}\n" for req in plan.requirements())
 
 
 def index_args(plan: Plan) -> List[str]:

@@ -83,13 +83,13 @@ def uv_project(plans: Sequence[Plan], pin_python: bool = False) -> Dict[str, Any
     if len(plans) == 1:
         plan = plans[0]
         deps = _bare(plan.pins) if plan.index_kind != "find-links" else [f"{k}=={v}" for k, v in plan.pins.items()]
-        project["dependencies"] = deps
+        project["dependencies"] = deps + plan.range_requirements()
         route(plan, None)
     else:
         extras: Dict[str, List[str]] = {}
         for plan in plans:
             extra = plan.build.variant.replace(".", "")
-            extras[extra] = _bare(plan.pins)
+            extras[extra] = _bare(plan.pins) + plan.range_requirements()
             route(plan, extra)
         project["optional-dependencies"] = extras
         uv["conflicts"] = [[{"extra": e} for e in extras]]

@@ -95,6 +95,8 @@ class Plan:
             (``simple`` → ``--index-url``, ``find-links`` → ``--find-links``).
         pins: ``{"torch": "2.7.0+cu128", "torchvision": "0.22.0+cu128", "torchaudio": …}``;
             a companion absent from the matrix is missing here (and said so in ``notes``).
+        requires: packages installed beside the pins by a range, not a pin: ``{"numpy": "<2"}``
+            (``""`` = any version) — the NumPy the torch build runs with (``matrices/numpy.toml``).
         steps: post-install steps (matrix ``[[step]]`` rows).
         driver: ``{"vendor", "full", "floor", "side"}`` for CUDA builds, or the Adrenalin minimum
             for ROCm on WSL; empty when none applies.
@@ -114,6 +116,7 @@ class Plan:
     index_url: str
     index_kind: str
     pins: Dict[str, str]
+    requires: Dict[str, str] = field(default_factory=dict)
     steps: List[Step] = field(default_factory=list)
     driver: Dict[str, str] = field(default_factory=dict)
     conda: Optional[CondaChoice] = None  # conda-forge on its own terms (envcheck.resolve.conda)
@@ -188,14 +191,23 @@ class Plan:
         for pkg, ver in self.pins.items():
             hashes = self.hashes.get(pkg, [])
             lines.append(f"{pkg}=={ver}" + "".join(f" --hash=sha256:{h}" for h in hashes))
-        return lines
+        return lines + self.range_requirements()
+
+    def range_requirements(self) -> List[str]:
+        """``["numpy<2"]``: what the plan installs by a range beside its pins (:attr:`requires`)."""
+        return [f"{pkg}{spec}" for pkg, spec in self.requires.items()]
+
+    def requirements(self) -> List[str]:
+        """Every requirement of the one install, as pip reads it: ``torch==…``, ``torchvision==…``,
+        then ``numpy<2`` (unquoted: each caller quotes for its shell or file)."""
+        return [f"{k}=={v}" for k, v in self.pins.items()] + self.range_requirements()
 
     def pip_install_args(self, reinstall: bool = False) -> List[str]:
         """The words after the interpreter of the one install command: ``-m pip install --index-url URL
-        torch==… torchvision==…`` (verify/explain fixes quote them for the environment's shell)."""
+        torch==… torchvision==… numpy<2`` (verify/explain fixes quote them for the environment's shell)."""
         opt = self.index_option_name.split() + [self.index_location] if self.index_option else []
         return (["-m", "pip", "install"] + (["--force-reinstall"] if reinstall else []) + opt
-                + [f"{k}=={v}" for k, v in self.pins.items()])
+                + self.requirements())
 
     @property
     def index_option(self) -> str:
@@ -245,6 +257,7 @@ class Plan:
             driver=dict(self.driver),
             post_install=tuple(s.key for s in self.steps),
             mps=bool(b.mps),
+            numpy=self.range_requirements()[0] if "numpy" in self.requires else None,
         )
 
 def image_python(matrix: Matrix, row: BaseImage) -> Optional[str]:
@@ -342,6 +355,13 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
             notes.append(f"{pkg}: no release pairs with torch {r.version} on record; not pinned")
     if left_out:
         notes.append("left out on request (--without): " + ", ".join(left_out))
+    requires: Dict[str, str] = {}
+    np_row = matrix.numpy_for(r.version, b.channel, res.machine.platform)
+    if np_row is not None:  # torch never requires numpy itself, yet uses it when present
+        requires["numpy"] = np_row.requires
+    else:
+        notes.append(f"numpy: no row in matrices/numpy.toml says which NumPy torch {r.version} from {b.channel} "
+                     "runs with; not added (pip picks one when a companion needs it)")
     steps = [matrix.steps[k] for k in b.post_install if k in matrix.steps]
     tw = c.fit.triton_windows
     if tw is not None and tw.step in matrix.steps:
@@ -374,6 +394,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         index_url=index_url,
         index_kind=ch.kind,
         pins=pins,
+        requires=requires,
         steps=steps,
         driver=driver,
         conda=conda[0],

@@ -141,7 +141,7 @@ def placeholders(plan: Plan, matrix: Matrix) -> Dict[str, str]:
     b = plan.build
     d = plan.driver
     rel = matrix.rocm_wsl_release(b.rocm) if (b.rocm and b.wsl) else None
-    pins = [shlex.quote(f"{k}=={v}") for k, v in plan.pins.items()]
+    pins = [shlex.quote(r) for r in plan.requirements()]
     return {
         "python": plan.python or "3",
         "torch": plan.pins.get("torch", ""),

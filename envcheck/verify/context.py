@@ -207,6 +207,34 @@ class Context:
             self._plans[key] = (make_plan(res, self.matrix), res)
         return self._plans[key]
 
+    def numpy_requirement(self) -> Tuple[Optional[str], str]:
+        """The NumPy the installed torch runs with, as a requirement (``"numpy<2"``; ``"numpy"`` = any),
+        and where that comes from: the lock's ``[expect] numpy`` when the lock is for this torch, else
+        the plan the resolver makes for this release and variant on this machine (matrices/numpy.toml).
+        ``(None, "")`` when neither says."""
+        torch = public_version(self.facts.torch_version)
+        lock = self.lock
+        if lock is not None and lock.expect.numpy and public_version(lock.expect.torch_version) == torch:
+            return lock.expect.numpy, f"the lock {lock.path}"
+        if torch and self.release(torch) and self.variant:
+            plan, _ = self.plan(torch=torch, backend=self.variant)
+            if plan is not None and "numpy" in plan.requires:
+                return f"numpy{plan.requires['numpy']}", f"the plan for torch {plan.pins['torch']}, matrices/numpy.toml"
+        return None, ""
+
+    def numpy_outside(self) -> Optional[str]:
+        """A sentence when the installed NumPy is outside :meth:`numpy_requirement` (or missing); else ``None``."""
+        want, where = self.numpy_requirement()
+        if want is None or not self.facts.section("packages"):
+            return None
+        dists = self.facts.packages("numpy")
+        if not dists:
+            return f"numpy is not installed; torch {self.facts.torch_version} runs with {want} ({where})"
+        have = str(dists[0].get("version") or "")
+        if satisfies(have, want) is not False:
+            return None
+        return f"numpy {have} is installed; torch {self.facts.torch_version} runs with {want} ({where})"
+
     @property
     def windows_shell(self) -> bool:
         """Whether printed commands are for PowerShell (the facts are from Windows, not WSL)."""
@@ -244,6 +272,18 @@ class Context:
         ok = [r.version for r in self.matrix.releases
               if r.compile_python_max and tuple(int(x) for x in r.compile_python_max.rstrip("t").split(".")[:2]) >= want]
         return min(ok, key=vkey) if ok else None
+
+
+def satisfies(version: str, requirement: str) -> Optional[bool]:
+    """Whether ``version`` (``"2.0.0"``) is in ``requirement``'s range (``"numpy<2"``); ``None`` when
+    either cannot be read."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Requirement(requirement).specifier.contains(Version(version), prereleases=True)
+    except (InvalidVersion, InvalidRequirement):
+        return None
 
 
 def option_words(option: str) -> List[str]:

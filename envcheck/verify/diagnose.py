@@ -196,6 +196,12 @@ class _Judge:
                 said = str(text).split(" (Triggered internally")[0].strip()[:200]
                 return Check("import_torch", "warn", detail=f"{detail}; import torch warned: {said} — {hits[0].cause}",
                              fix=hits[0].fix, rule=hits[0].rule)
+        outside = self.ctx.numpy_outside()  # the NumPy of the plan for this torch (matrices/numpy.toml)
+        if outside:
+            from envcheck.verify.rules import numpy_fix
+
+            return Check("import_torch", "warn", detail=f"{detail}; {outside}", fix=numpy_fix(self.ctx),
+                         rule="numpy-abi" if self.facts.packages("numpy") else "numpy-not-available")
         return Check("import_torch", "pass", detail=detail)
 
     def check_cuda_build(self) -> Check:
@@ -401,11 +407,12 @@ class _Judge:
                       + (f", Python {exp['python']}" if exp.get("python") else ""))
             if notes:
                 return Check("lock", "warn", detail=detail + "; but " + "; ".join(notes),
-                             fix="Install the companions the lock pins if you use them: " + self.ctx.pip_command(
-                                 [p for p in lock.pins if not p.startswith("torch==")], lock.index_option, False) + ".")
+                             fix="Install what the lock names beside torch if you use it: " + self.ctx.pip_command(
+                                 [p for p in lock.requirements if not p.startswith("torch==")], lock.index_option,
+                                 False) + ".")
             return Check("lock", "pass", detail=detail)
         diffs += notes
-        fix = (f"Reinstall what the lock pins: {self.ctx.pip_command(lock.pins, lock.index_option)} "
+        fix = (f"Reinstall what the lock pins: {self.ctx.pip_command(lock.requirements, lock.index_option)} "
                f"(or `{self.ctx.py_command('-m', 'pip', 'install', '--force-reinstall', '-r', 'requirements.txt')}` "
                "from the same plan)")
         if any(d.startswith("python") for d in diffs):
@@ -590,6 +597,16 @@ def lock_differences(ctx: Context, lock: Lock) -> List[Tuple[str, bool]]:
             out.append((f"{pkg}: lock {exp[pkg]}, not installed", False))
         elif have and public_version(have) != public_version(str(exp[pkg])):
             out.append((f"{pkg}: lock {exp[pkg]}, installed {have}", True))
+    if exp.get("numpy") and "packages" in f.data:  # the NumPy the plan installs (matrices/numpy.toml)
+        from envcheck.verify.context import satisfies
+
+        dists = f.packages("numpy")
+        have = str(dists[0].get("version") or "") if dists else ""
+        if not have:
+            out.append((f"numpy: lock {exp['numpy']}, not installed (torch warns at import; .numpy()/from_numpy fail)",
+                        False))
+        elif satisfies(have, str(exp["numpy"])) is False:  # a torch built against NumPy 1 cannot use NumPy 2
+            out.append((f"numpy: lock {exp['numpy']}, installed {have}", True))
     return out
 
 

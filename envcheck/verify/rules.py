@@ -958,6 +958,40 @@ def numpy_desc(ctx: Context) -> str:
 
 
 @helper
+def numpy_built(ctx: Context) -> str:
+    """Whether the installed torch itself is the module built for NumPy 1, per its plan's NumPy
+    requirement (matrices/numpy.toml): a sentence fragment after "torch 2.1.2+cu121"."""
+    want, _ = ctx.numpy_requirement()
+    if want is None:
+        return " (which NumPy it was built against is not on record here)" if ctx.facts.torch_version else ""
+    from envcheck.verify.context import satisfies
+
+    if satisfies("2.0.0", want):
+        return " runs with NumPy 2 (its plan: " + want + "), so the module built for NumPy 1 is another extension"
+    return " was built against NumPy 1 (its plan: " + want + ")"
+
+
+@helper
+def numpy_fix(ctx: Context) -> str:
+    """Install the NumPy the plan for the installed torch names (the lock's, else the resolver's)."""
+    want, where = ctx.numpy_requirement()
+    if want is None:
+        which = ("this build's is not on record" if ctx.facts.torch_version
+                 else "`envcheck verify` reads the installed torch and says its own")
+        return ("Keep NumPy 1 while a module built for it is loaded: `" + ctx.py_command("-m", "pip", "install", "numpy<2")
+                + f"`. `envcheck plan` names the NumPy each torch build runs with (matrices/numpy.toml); {which}.")
+    from envcheck.verify.context import satisfies
+
+    install = "`" + ctx.py_command("-m", "pip", "install", want) + "`"
+    if satisfies("2.0.0", want):
+        return (f"torch{torch_desc(ctx)} runs with any NumPy ({where}): if NumPy is missing, {install}; if an "
+                "extension built for NumPy 1 is what fails, upgrade it (the traceback names it) or keep NumPy 1 — "
+                f"`{ctx.py_command('-m', 'pip', 'install', 'numpy<2')}` — until it has a NumPy 2 build.")
+    return (f"Install the NumPy torch{torch_desc(ctx)} runs with ({where}): {install}; or move to a torch built "
+            "against NumPy 2 (`envcheck plan` picks one).")
+
+
+@helper
 def dll_desc(ctx: Context) -> str:
     dll = ctx.groups.get("dll")
     return dll.replace("\\\\", "\\") if dll else "a torch DLL"

@@ -97,9 +97,10 @@ def pip_download(dest: Path, specs: List[str], no_deps: bool = False) -> subproc
 
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory) -> Path:
-    """torch 2.13.0+cpu and its dependencies as wheels on the host."""
+    """torch 2.13.0+cpu, its dependencies and NumPy (which a plan installs beside torch:
+    matrices/numpy.toml) as wheels on the host."""
     d = tmp_path_factory.mktemp("wheelhouse")
-    r = pip_download(d, [f"torch=={TORCH}"])
+    r = pip_download(d, [f"torch=={TORCH}", "numpy"])
     if r.returncode != 0 or not list(d.glob("torch-*.whl")):
         pytest.skip(f"could not gather torch {TORCH} and its dependencies: {r.stderr[-400:]}")
     return d

@@ -165,5 +165,6 @@ def test_wheelhouse_download_uses_the_plans_index(wheelhouse, tmp_path, monkeypa
     wh = prepare(plan, tmp_path / "new", {"torch": "2.13.0+cpu"}, "2.36", said.append)
     got = sorted(p.name.split("-")[0].lower() for p in wh.path.glob("*.whl"))
     assert "torch" in got and "sympy" in got and "filelock" in got
+    assert "numpy" in got  # the plan's NumPy (matrices/numpy.toml) comes along
     assert wh.origin == f"pip download from --index-url {(tmp_path / 'mirror').as_uri()}/cpu"
     assert any(s.startswith("Saved ") and "torch-2.13.0+cpu" in s for s in said)

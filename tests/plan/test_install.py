@@ -37,12 +37,13 @@ def clean_pip_env(**extra):
 
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory):
-    """torch 2.13.0+cpu (the machine's local wheel) and its dependencies, downloaded once."""
+    """torch 2.13.0+cpu (the machine's local wheel), its dependencies and NumPy (the plan installs it
+    beside torch: matrices/numpy.toml), downloaded once."""
     py = python311()
     if not py:
         pytest.skip("needs Python 3.11 (the torch 2.13.0 wheel on this machine is cp311)")
     d = tmp_path_factory.mktemp("wheelhouse")
-    r = subprocess.run([py, "-m", "pip", "download", "--only-binary", ":all:", "-d", str(d), f"torch=={TORCH}"],
+    r = subprocess.run([py, "-m", "pip", "download", "--only-binary", ":all:", "-d", str(d), f"torch=={TORCH}", "numpy"],
                        capture_output=True, text=True)
     if r.returncode != 0 or not list(d.glob("torch-*.whl")):
         pytest.skip(f"could not gather torch {TORCH} and its dependencies: {r.stderr[-400:]}")
@@ -91,8 +92,9 @@ def test_cpu_plan_installs_offline_from_a_local_mirror(cli, mirror, tmp_path):
     req = (out / "requirements.txt").read_text()
     assert f"--index-url {mirror}/cpu" in req
     assert f"torch=={TORCH}+cpu" in req
-    # torchvision/torchaudio of 2.13 are not on this machine: install torch alone from the plan
-    lines = [ln for ln in req.splitlines() if ln.startswith(("--index-url", "torch=="))]
+    # torchvision/torchaudio of 2.13 are not on this machine: install torch (and the plan's NumPy) from the plan
+    assert "numpy" in req.splitlines()  # torch 2.13 runs with any NumPy (matrices/numpy.toml): a bare line
+    lines = [ln for ln in req.splitlines() if ln.startswith(("--index-url", "torch==", "numpy"))]
     (tmp_path / "torch-only.txt").write_text("\n".join(lines) + "\n")
     venv = tmp_path / "venv"
     subprocess.run([python311(), "-m", "venv", str(venv)], check=True)
@@ -103,3 +105,4 @@ def test_cpu_plan_installs_offline_from_a_local_mirror(cli, mirror, tmp_path):
     assert mirror in inst.stdout  # it came from the mirror, not from anywhere else
     got = subprocess.run([str(vpy), "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
     assert got.stdout.strip() == f"{TORCH}+cpu", got.stderr[-1000:]
+    assert "Failed to initialize NumPy" not in got.stderr, got.stderr[-1000:]  # F20: the plan's NumPy is there

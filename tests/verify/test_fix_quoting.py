@@ -101,7 +101,7 @@ def test_a_windows_environment_gets_powershell_quoting(cli, hostile_python, tmp_
     msg = "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.2 as it may crash."
     e = cli(["explain", "--facts", str(saved), "--no-probe", "--json", msg])
     fixes = " ".join(f["fix"] for f in e.json()["findings"])
-    assert "`& 'C:\\Users\\O''Brien\\my env $x\\Scripts\\python.exe' -m pip install \"numpy<2\"`" in fixes, fixes
+    assert "`& 'C:\\Users\\O''Brien\\my env $x\\Scripts\\python.exe' -m pip install 'numpy<2'`" in fixes, fixes
 
 
 def test_shell_words_round_trip():
