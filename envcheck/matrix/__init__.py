@@ -116,6 +116,7 @@ class Matrix:
         self.recipe: List[m.RecipeRow] = rows("recipe")
         self.amd_routes: List[m.AmdRoute] = rows("route", "amd-routes")
         self.distros: List[m.Distro] = rows("distro")
+        self.rocm_os: Dict[str, m.RocmOs] = {x.rocm: x for x in rows("rocm_os")}
         self.manylinux: Dict[str, m.ManylinuxAlias] = {a.tag: a for a in rows("manylinux")}
         self.markers: Dict[str, m.Marker] = {x.platform: x for x in rows("marker")}
         self.companions: Dict[Tuple[str, str], m.Companion] = {(x.package, x.version): x for x in rows("companion")}

@@ -277,6 +277,16 @@ class Distro(Sourced):
 
 
 @record(frozen=True)
+class RocmOs(Sourced):
+    """``[[rocm_os]]`` of platforms.toml: the Linux distributions AMD supports a ROCm release on
+    (``rocm``: major.minor, every patch release of it; ``distros``: platforms.toml distro ids) — where
+    amdgpu-install, the recipe's kernel-driver step, has packages."""
+
+    rocm: str = ""
+    distros: Tuple[str, ...] = ()
+
+
+@record(frozen=True)
 class ManylinuxAlias(Sourced):
     """A legacy manylinux tag (``manylinux2014``) and its glibc floor."""
 

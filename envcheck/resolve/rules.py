@@ -203,6 +203,27 @@ def check_glibc(c: Candidate, ctx: Context) -> None:
                        f"glibc {m.glibc}{distro}")
 
 
+def check_rocm_os(c: Candidate, ctx: Context) -> None:
+    """A ROCm build on a Linux distribution AMD does not support that ROCm release on (platforms.toml
+    [[rocm_os]]): the recipe's kernel-driver step (amdgpu-install) has no packages there — a warning,
+    which also ranks a ROCm release whose list has the distribution first."""
+    m, b = ctx.machine, c.build
+    if b.backend != "rocm" or not b.rocm or m.os != "linux" or m.wsl or not m.distro:
+        return
+    row = ctx.matrix.rocm_os.get(".".join(b.rocm.split(".")[:2]))
+    if row is None or m.distro in row.distros:
+        return
+    c.add("os", f"AMD supports ROCm {row.rocm} on {_list(_distro_names(ctx, row.distros))}, not on "
+                f"{m.distro_name or _distro_names(ctx, [m.distro])[0]}: amdgpu-install (the kernel-driver step) has no "
+                "packages for it, so the GPU needs a kernel driver of its own that serves it (platforms.toml "
+                "[[rocm_os]])", "warning")
+
+
+def _distro_names(ctx: Context, ids: Sequence[str]) -> List[str]:
+    names = {d.id: d.name for d in ctx.matrix.distros}
+    return list(dict.fromkeys(names.get(i, i) for i in ids))
+
+
 def check_macos(c: Candidate, ctx: Context) -> None:
     m = ctx.machine
     if m.os != "macos" or ctx.platform not in c.build.platforms:
@@ -742,6 +763,7 @@ CHECKS: List[Callable[[Candidate, Context], None]] = [
     check_platform,
     check_python,
     check_glibc,
+    check_rocm_os,
     check_macos,
     check_backend_request,
     check_wsl,
