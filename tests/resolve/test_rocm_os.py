@@ -51,3 +51,11 @@ def test_rows_name_known_distributions(matrix):
     for row in matrix.rocm_os.values():
         assert set(row.distros) <= known, (row.rocm, set(row.distros) - known)
         assert row.source and row.confidence == "official"
+
+
+def test_ubuntu2004_with_rocm7_is_said():
+    """No 6.2+ or 7.x ROCm release lists Ubuntu 20.04 (breaker3 F8: 7900 XTX on Ubuntu 20.04)."""
+    r = plan(PlanRequest(target=Target(gpus=[["7900xtx"]], distro="ubuntu20.04"), torch="2.10.0"))
+    assert r.plan is not None and r.plan.build.rocm.startswith("7.")
+    warned = _os_warnings(r.resolution.chosen)
+    assert warned and "Ubuntu 20.04" in warned[0]
