@@ -189,6 +189,7 @@ class XpuFamily(Sourced):
     archs: Tuple[str, ...] = ()
     os: Tuple[str, ...] = ()
     wsl: bool = False
+    distros: Tuple[str, ...] = ()  # the Linux distributions it is validated on (platforms.toml ids; empty: not judged)
 
 
 @record(frozen=True)

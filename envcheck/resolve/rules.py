@@ -661,6 +661,10 @@ def _xpu_platform(c: Candidate, ctx: Context, g: GpuDevice) -> None:
     elif m.wsl and not fam.wsl:
         c.add("wsl", f"PyTorch's XPU guide validates the {g.name} on native {where} only, not under WSL2 "
                      "(matrices/gpus-other.toml [[xpu_family]])")
+    elif m.os == "linux" and not m.wsl and m.distro and fam.distros and m.distro not in fam.distros:
+        c.add("os", f"PyTorch's XPU guide validates the {g.name} on {_list(_distro_names(ctx, fam.distros))}, not on "
+                    f"{m.distro_name or _distro_names(ctx, [m.distro])[0]}: Intel's GPU driver packages (the recipe's "
+                    "first step) may not exist for it (matrices/gpus-other.toml [[xpu_family]])", "warning")
 
 
 def _blas_gap(matrix: Matrix, b: Build, gfx: str) -> Optional[BlasGap]:

@@ -87,3 +87,22 @@ def test_client_gpus_still_planned_where_validated(target):
 def test_data_center_max_on_linux_still_planned():
     p = _plan("Max 1550", os="linux").plan
     assert p is not None and p.build.variant == "xpu"
+
+
+def _os_warnings(result):
+    return [w.message for w in result.resolution.chosen.warnings if w.code == "os"]
+
+
+def test_intel_on_a_distribution_the_guide_never_lists_is_said():
+    """breaker3 F8: Arc A770 on Ubuntu 20.04 — no version of PyTorch's XPU guide lists it."""
+    r = _plan("Arc A770", distro="ubuntu20.04")
+    assert r.plan is not None
+    warned = _os_warnings(r)
+    assert warned and "Ubuntu 20.04" in warned[0] and "[[xpu_family]]" in warned[0]
+    assert _os_warnings(_plan("Arc A770", distro="ubuntu24.04")) == []
+
+
+def test_xpu_family_distros_are_known(matrix):
+    known = {d.id for d in matrix.distros}
+    for fam in set(matrix.xpu_families.values()):
+        assert set(fam.distros) <= known, set(fam.distros) - known
