@@ -82,3 +82,37 @@ def test_packages_torch_leaves_the_companions_out_of_conda_and_pixi():
     assert made.plan is not None and list(made.plan.pins) == ["torch"]
     for pkg in ("torchvision", "torchaudio"):
         assert [ln for ln in _offending(made.files, pkg) if not ln.split(": ", 1)[1].startswith("#")] == []
+
+
+@pytest.mark.subprocess
+def test_install_sh_with_without_runs_for_real(tmp_path):
+    """breaker3 F3 as it was found: with `--without torchvision,torchaudio` (a mirror that has only
+    torch), install.sh's install step still installed the companions and stopped at a failing step.
+    A real venv with torch 2.13.0+cpu and no torchvision; the script runs to 'every step passed'."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import run_cli
+    from tests.verify.conftest import make_torch_venv
+
+    given = os.environ.get("ENVCHECK_TEST_TORCH_VENV")
+    venv = Path(given) if given else tmp_path / "venv"
+    if not given:
+        make_torch_venv(venv, "torch==2.13.0", "numpy")
+    py = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    out = tmp_path / "scr"
+    r = run_cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", py, "--os", "linux",
+                 "--without", "torchvision,torchaudio", "--format", "script", "-o", str(out)])
+    assert r.code == 0, r.err
+    script = (out / "install.sh").read_text()
+    assert "torchvision" not in script and "torchaudio" not in script
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), "VENV": str(venv),
+           "ENVCHECK_VERIFY_TIER": "quick", "ENVCHECK_NO_CONFIG": "1"}
+    for k in ("PIP_FIND_LINKS", "PIP_CONFIG_FILE", "PIP_INDEX_URL"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    res = subprocess.run(["bash", str(out / "install.sh")], capture_output=True, text=True, timeout=600, env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "==> done: every step passed" in res.stdout
