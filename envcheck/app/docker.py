@@ -152,6 +152,7 @@ class ImageVerifyRequest:
     timeout: float = 60.0
     matrices: Optional[Path] = None
     keep: bool = False
+    tier: str = "full"  # the label the facts record (quick/full/custom): a replay judges the same checks
 
 
 def docker_verify(request: ImageVerifyRequest, progress: Optional[Progress] = None, client: Any = None
@@ -197,7 +198,8 @@ def docker_verify(request: ImageVerifyRequest, progress: Optional[Progress] = No
                         "interpreter": python, "interpreter_found": found, "lock": lock_from,
                         "run_flags_from": flags_from, **options.to_dict(), "containers": containers,
                         "kept": bool(request.keep)}
-    return judge(VerifyRequest(), facts, matrix, checks, t0, lock=lock, machine=machine, extra={"docker": info})
+    return judge(VerifyRequest(tier=request.tier), facts, matrix, checks, t0, lock=lock, machine=machine,
+                 extra={"docker": info})
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,9 @@ class VerifyRequest:
     this interpreter); ``checks`` in report order (``None``: every check — see :func:`select_checks`);
     ``facts``: judge this saved file instead of running anything. ``report``/``junit``/``host``/
     ``distributed``/``tier`` are the fleet outputs (``tier`` is the label the node report carries).
+    ``as_recorded``: replaying ``facts``, judge only the checks (among ``checks``) that the run which
+    collected them judged, under its tier label — the same facts give the same verdict (the command
+    line sets it when neither ``--checks`` nor ``--tier`` is given).
     """
 
     python: Optional[str] = None
@@ -51,6 +54,7 @@ class VerifyRequest:
     host: Optional[str] = None
     distributed: bool = False
     tier: str = "full"
+    as_recorded: bool = False
 
     @property
     def node_outputs(self) -> bool:
@@ -174,8 +178,11 @@ def verify(request: VerifyRequest, progress: Optional[Progress] = None) -> Verif
         from envcheck.matrix import load_matrix
         from envcheck.verify.facts import load_facts
 
-        facts = load_facts(request.facts)
-        nothing_to_judge(facts, checks, request.facts)
+        saved = request.facts
+        facts = load_facts(saved)
+        if request.as_recorded:
+            checks, request = as_recorded(facts, checks, request)
+        nothing_to_judge(facts, checks, saved)
         return judge(request, facts, load_matrix(request.matrices), checks, t0, lock=lock, node=node)
     from envcheck.pyfind import find_python
 
@@ -194,6 +201,26 @@ def verify(request: VerifyRequest, progress: Optional[Progress] = None) -> Verif
                  extra={"variant": variant})
 
 
+def as_recorded(facts: Facts, checks: Sequence[str], request: VerifyRequest) -> Tuple[List[str], VerifyRequest]:
+    """The checks of ``checks`` that the run which collected ``facts`` judged (all of ``checks`` when
+    the facts do not say), and ``request`` under that run's tier label.
+
+    Raises:
+        UsageError: ``--skip`` leaves none of the recorded checks.
+    """
+    from envcheck.errors import UsageError
+
+    recorded = set(facts.judged or checks)
+    left = [c for c in checks if c in recorded]
+    if not left:
+        raise UsageError(f"--skip leaves none of the checks these facts were judged with ({', '.join(sorted(recorded))})")
+    if facts.tier and request.tier == "full":
+        from dataclasses import replace
+
+        request = replace(request, tier=facts.tier)
+    return left, request
+
+
 def judge(request: VerifyRequest, facts: Facts, matrix: Matrix, checks: Sequence[str], t0: float, *,
           lock: Optional[Lock] = None, machine: Optional[Machine] = None, node: Optional[Dict[str, Any]] = None,
           extra: Optional[Mapping[str, JSON]] = None) -> VerifyResult:
@@ -201,6 +228,7 @@ def judge(request: VerifyRequest, facts: Facts, matrix: Matrix, checks: Sequence
     (``node``) and ``--save-facts``; ``t0`` is when the work began (for ``elapsed``)."""
     from envcheck.verify.diagnose import Check, diagnose
 
+    facts.record_judged(list(checks), request.tier)  # a replay judges the same checks (newcomer3 #7)
     results = diagnose(facts, lock, machine, matrix, list(checks))
     if node is not None and "distributed" in node:
         from envcheck.fleet.dist import CHECK

@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 
 from envcheck.cli.flags import (
     add_checks, add_force, add_interpreter, add_json, add_lock, add_matrices, add_mirror, add_plan_arguments,
-    add_skip, add_timeout, check_timeout, plan_request)
+    add_skip, add_tier, add_timeout, check_timeout, plan_request)
 from envcheck.cli.conventions import COMMAND_HELP
 
 HELP = COMMAND_HELP["docker"]
@@ -51,6 +51,7 @@ examples:
   envcheck docker verify envcheck/torch:2.13.0-cpu
   envcheck docker verify me/torch:cu128 --lock envcheck.lock.toml --json > report.json
   envcheck docker verify me/torch:cu128 --checks import_torch,cuda_build,matmul --timeout 30
+  envcheck docker verify me/torch:cu128 --tier quick          seconds, as `envcheck verify --tier quick`
 
 Each check runs in a fresh container of IMAGE (nothing of envcheck is installed in it: the
 collector script is copied in), with the device flags the lock's build needs (matrices/docker.toml:
@@ -113,6 +114,7 @@ def _add_verify(d: Any) -> None:
     add_lock(v, "compare with this envcheck.lock.toml (default: the image's io.envcheck.lock label)")
     add_checks(v, f"only these checks: {', '.join(CHECKS)}")
     add_skip(v)
+    add_tier(v)
     add_timeout(v, 60.0, "seconds per check before it counts as hung (import ×2, torch_compile ×5); default 60")
     add_interpreter(v, "the interpreter inside the image (default: the first of python3, python, "
                        "/opt/venv/bin/python that has torch)")
@@ -236,10 +238,10 @@ def print_docker_head(info: Dict[str, Any]) -> None:
 
 
 def _checks(args: argparse.Namespace) -> List[str]:
-    """``--checks``/``--skip`` (and ``--timeout``) checked; the checks they leave."""
+    """``--checks``/``--skip``/``--tier`` (and ``--timeout``) checked; the checks they leave."""
     from envcheck.app.verify import select_checks
 
-    checks = select_checks(args.checks, args.skip)
+    checks = select_checks(args.checks, args.skip, getattr(args, "tier", None))
     check_timeout(args.timeout)
     return checks
 
@@ -251,7 +253,8 @@ def run_verify(args: argparse.Namespace) -> int:
 
     checks = _checks(args)
     request = ImageVerifyRequest(image=args.image, checks=checks, lock=args.lock, python=args.python,
-                                 timeout=args.timeout, matrices=args.matrices, keep=args.keep)
+                                 timeout=args.timeout, matrices=args.matrices, keep=args.keep,
+                                 tier=args.tier or ("custom" if args.checks or args.skip else "full"))
     with CheckProgress.for_stderr(len(probes_for(checks))) as progress:
         result = docker_verify(request, progress=progress)
     if not args.json:

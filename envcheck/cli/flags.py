@@ -121,7 +121,12 @@ def add_skip(p: Any, help: str = "leave these checks out (e.g. torch_compile)") 
     p.add_argument("--skip", metavar="LIST", help=help)
 
 
-def add_tier(p: Any, default: Optional[str] = None, help: Optional[str] = None) -> None:
+#: ``--tier``'s help where it picks the checks verify runs (verify, docker verify)
+TIER_HELP = ("quick: import, build, environment, arch, driver, lock, allocation, one matmul (seconds); "
+             "full: every check (default)")
+
+
+def add_tier(p: Any, default: Optional[str] = None, help: Optional[str] = TIER_HELP) -> None:
     """``--tier quick|full``: the verify checks of a tier (quick: seconds; full: every check)."""
     p.add_argument("--tier", choices=("quick", "full"), default=default, help=help)
 

@@ -22,7 +22,9 @@ examples:
   envcheck verify --checks import_torch,cuda_build,arch_compat,driver   the quick ones
   envcheck verify --skip torch_compile --json       everything but compile, as JSON
   envcheck verify --json > node07.json              save the report; later, anywhere:
-  envcheck verify --facts node07.json               judge saved facts again (no interpreter needed)
+  envcheck verify --facts node07.json               judge saved facts again (no interpreter needed):
+                                                    the checks the saved run judged (its tier);
+                                                    --tier/--checks choose others
   envcheck verify --tier quick --report /shared/r/  seconds (a Slurm prolog, an init container):
                                                     writes /shared/r/<node>.json (versioned, see
                                                     schemas/node-report.schema.json)
@@ -76,8 +78,7 @@ def add_parser(sub: Any) -> None:
                             "<node>.json, or <node>-rank<R>.json with --distributed")
     fleet.add_argument("--junit", metavar="FILE", type=Path,
                        help="write JUnit XML: one testcase per check, classname = the node")
-    add_tier(fleet, help="quick: import, build, environment, arch, driver, lock, allocation, one matmul (seconds); "
-                         "full: every check (default)")
+    add_tier(fleet)
     fleet.add_argument("--distributed", action="store_true",
                        help="under torchrun: all_reduce/all_gather across every rank (NCCL on GPUs, gloo on "
                             "CPUs), data checked, bus bandwidth measured")
@@ -97,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
         python=args.python, checks=checks, lock=args.lock, facts=args.facts, save_facts=args.save_facts,
         force=args.force, timeout=args.timeout, matrices=args.matrices, report=args.report, junit=args.junit,
         host=args.host, distributed=args.distributed,
-        tier=args.tier or ("custom" if args.checks or args.skip else "full"))
+        tier=args.tier or ("custom" if args.checks or args.skip else "full"),
+        as_recorded=bool(args.facts) and not (args.checks or args.tier))
     from envcheck.verify.checks import probes_for
 
     with CheckProgress.for_stderr(len(probes_for(checks))) as progress:

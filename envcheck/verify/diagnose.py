@@ -399,8 +399,9 @@ class _Judge:
         if self.facts.run("import_torch") is None or not self.facts.torch:
             return Check("lock", "skip", detail=self.not_run_reason("lock"))
         found = lock_differences(self.ctx, lock)
-        diffs = [msg for msg, fatal in found if fatal]
-        notes = [msg for msg, fatal in found if not fatal]
+        diffs = [msg for msg, fatal, _ in found if fatal]
+        notes = [msg for msg, fatal, _ in found if not fatal]
+        missing = [pkg for _, fatal, pkg in found if fatal and pkg]
         exp = lock.expect
         if not diffs:
             detail = (f"matches {lock.path}: torch {exp.get('torch_version')} ({exp.get('variant')})"
@@ -411,6 +412,10 @@ class _Judge:
                                  [p for p in lock.requirements if not p.startswith("torch==")], lock.index_option,
                                  False) + ".")
             return Check("lock", "pass", detail=detail)
+        if len(missing) == len(diffs):  # only packages the lock pins are missing: install them, from its pins
+            wanted = [p for p in lock.pins if p.split("==", 1)[0] in missing]
+            return Check("lock", "fail", detail=f"differs from {lock.path}: " + "; ".join(diffs + notes),
+                         fix=f"Install what the lock pins: {self.ctx.pip_command(wanted, lock.index_option, False)}.")
         diffs += notes
         fix = (f"Reinstall what the lock pins: {self.ctx.pip_command(lock.requirements, lock.index_option)} "
                f"(or `{self.ctx.py_command('-m', 'pip', 'install', '--force-reinstall', '-r', 'requirements.txt')}` "
@@ -560,43 +565,45 @@ def _pairs_with(ctx: Context, pkg: str, version: Optional[str]) -> Optional[str]
     return None
 
 
-def lock_differences(ctx: Context, lock: Lock) -> List[Tuple[str, bool]]:
-    """Each way the installed environment differs from ``lock``: ``(message, fatal)``; a companion
-    the lock pins but that is not installed is not fatal (a warning). ``[]`` = matches."""
+def lock_differences(ctx: Context, lock: Lock) -> List[Tuple[str, bool, Optional[str]]]:
+    """Each way the installed environment differs from ``lock``: ``(message, fatal, package)``,
+    ``package`` naming a package the lock pins that is not installed at all — fatal like a wrong
+    version (newcomer3 #10); the NumPy the lock names but that is missing is not fatal (a warning).
+    ``[]`` = matches."""
     f = ctx.facts
     exp = lock.expect
     out: List[Any] = []
     have_v = f.torch_version or ""
     want_v = str(exp.get("torch_version", ""))
     if public_version(have_v) != public_version(want_v):
-        out.append((f"torch: lock {want_v}, installed {have_v}", True))
+        out.append((f"torch: lock {want_v}, installed {have_v}", True, None))
     want_var = str(exp.get("variant", ""))
     have_var = ctx.variant or ""
     if want_var and have_var != want_var and not have_var.startswith(want_var + "."):
-        out.append((f"variant: lock {want_var}, installed {have_var or 'unknown'}", True))
+        out.append((f"variant: lock {want_var}, installed {have_var or 'unknown'}", True, None))
     if exp.get("python") and ctx.python and exp["python"] != ctx.python:
-        out.append((f"python: lock {exp['python']}, this interpreter {ctx.python}", True))
+        out.append((f"python: lock {exp['python']}, this interpreter {ctx.python}", True, None))
     b = f.build
     if f.run("cuda_build") is not None and b:
         if exp.get("cuda") and b.get("cuda") and not str(b["cuda"]).startswith(str(exp["cuda"])):
-            out.append((f"CUDA: lock {exp['cuda']}, torch.version.cuda {b['cuda']}", True))
+            out.append((f"CUDA: lock {exp['cuda']}, torch.version.cuda {b['cuda']}", True, None))
         if exp.get("cudnn_version") and b.get("cudnn") and int(b["cudnn"]) != int(exp["cudnn_version"]):
-            out.append((f"cuDNN: lock {exp.get('cudnn')} ({exp['cudnn_version']}), loaded {_cudnn_text(b['cudnn'])}", True))
+            out.append((f"cuDNN: lock {exp.get('cudnn')} ({exp['cudnn_version']}), loaded {_cudnn_text(b['cudnn'])}", True, None))
         if exp.get("nccl") and b.get("nccl") and str(b["nccl"]) != str(exp["nccl"]):
-            out.append((f"NCCL: lock {exp['nccl']}, loaded {b['nccl']}", True))
+            out.append((f"NCCL: lock {exp['nccl']}, loaded {b['nccl']}", True, None))
         want_arch = set(exp.get("arch_list") or [])
         have_arch = set(b.get("arch_list") or [])
         if want_arch and have_arch and not want_arch <= have_arch:
-            out.append((f"arch list lacks {short_list(sorted(want_arch - have_arch))} the lock expects", True))
+            out.append((f"arch list lacks {short_list(sorted(want_arch - have_arch))} the lock expects", True, None))
     for pkg in ("torchvision", "torchaudio"):
         if not exp.get(pkg):
             continue
         run = f.run(f"{pkg}_compat") or {}
         have = (run.get("data") or {}).get("version") or next((d.get("version") for d in f.packages(pkg)), None)
         if not have and (run.get("outcome") == "skip" or "packages" in f.data):
-            out.append((f"{pkg}: lock {exp[pkg]}, not installed", False))
+            out.append((f"{pkg}: lock {exp[pkg]}, not installed", True, pkg))
         elif have and public_version(have) != public_version(str(exp[pkg])):
-            out.append((f"{pkg}: lock {exp[pkg]}, installed {have}", True))
+            out.append((f"{pkg}: lock {exp[pkg]}, installed {have}", True, None))
     if exp.get("numpy") and "packages" in f.data:  # the NumPy the plan installs (matrices/numpy.toml)
         from envcheck.verify.context import satisfies
 
@@ -604,9 +611,9 @@ def lock_differences(ctx: Context, lock: Lock) -> List[Tuple[str, bool]]:
         have = str(dists[0].get("version") or "") if dists else ""
         if not have:
             out.append((f"numpy: lock {exp['numpy']}, not installed (torch warns at import; .numpy()/from_numpy fail)",
-                        False))
+                        False, None))
         elif satisfies(have, str(exp["numpy"])) is False:  # a torch built against NumPy 1 cannot use NumPy 2
-            out.append((f"numpy: lock {exp['numpy']}, installed {have}", True))
+            out.append((f"numpy: lock {exp['numpy']}, installed {have}", True, None))
     return out
 
 

@@ -9,11 +9,16 @@ it back, either alone or inside a whole ``verify --json`` report)::
      "env":      {"LD_LIBRARY_PATH": "...", ...},              # an allow-list, never secrets
      "packages": {"torch": [{"version": "2.13.0+cpu", "location": "...", "requires": [...]}], ...},
      "machine":  {...},                                        # envcheck probe's Machine, optional
+     "collector": {"workers": 1, "timeout": 60, "checks": ["import_torch", ...], "tier": "quick", ...},
      "runs": {"matmul": {"outcome": "ok", "seconds": 0.04, "data": {...}},
               "cudnn_conv": {"outcome": "crash", "signal": "SIGSEGV", "stderr": "..."}, ...}}
 
 ``outcome`` is ``ok`` | ``error`` | ``skip`` | ``crash`` | ``timeout``; the shape of each probe's
 ``data`` is documented in :mod:`envcheck.verify.collector`.
+
+``collector.checks`` / ``collector.tier`` record what the run that collected the facts judged (a
+tier collects more than it judges: the quick tier's ``lock`` check reads the companions' probes), so
+a replay judges the same checks and gives the same verdict (newcomer3 #7).
 """
 
 from __future__ import annotations
@@ -131,6 +136,29 @@ class Facts:
         return value if isinstance(value, list) else []
 
     @property
+    def judged(self) -> Optional[List[str]]:
+        """The checks the run that collected these facts judged (``collector.checks``), or ``None``
+        when the facts do not say (an older envcheck)."""
+        checks = self.section("collector").get("checks")
+        return [str(c) for c in checks] if isinstance(checks, list) and checks else None
+
+    @property
+    def tier(self) -> Optional[str]:
+        """The tier label of that run (``quick``/``full``/``custom``), or ``None``."""
+        tier = self.section("collector").get("tier")
+        return tier if isinstance(tier, str) and tier else None
+
+    def record_judged(self, checks: List[str], tier: Optional[str]) -> None:
+        """Record what is judged, unless the facts already say what their own run judged."""
+        col = self.data.get("collector")
+        if not isinstance(col, dict):
+            col = self.data["collector"] = {}
+        if not col.get("checks"):
+            col["checks"] = list(checks)
+            if tier:
+                col["tier"] = tier
+
+    @property
     def devices(self) -> List[Dict[str, Any]]:
         return list(self.build.get("devices") or [])
 
@@ -189,11 +217,19 @@ def load_facts(path: Path) -> Facts:
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
         raise DataFileError(path, "", f"invalid JSON: {exc}") from None
     if isinstance(doc, dict) and isinstance(doc.get("facts"), dict) and "checks" in doc:
+        report = doc
         doc = doc["facts"]
         prefix = "facts."
     else:
-        prefix = ""
-    return facts_from_dict(doc, path, prefix)
+        report, prefix = None, ""
+    facts = facts_from_dict(doc, path, prefix)
+    if report is not None and isinstance(report.get("checks"), list):
+        # a whole report (``verify --json``, a node report) names the checks it judged, even from an
+        # envcheck that did not record them in the facts
+        names = [c.get("name") for c in report["checks"] if isinstance(c, dict)]
+        tier = report.get("tier")
+        facts.record_judged([n for n in names if isinstance(n, str)], tier if isinstance(tier, str) else None)
+    return facts
 
 
 def facts_from_dict(doc: Any, path: object = "<facts>", prefix: str = "") -> Facts:
@@ -264,7 +300,7 @@ SECTIONS: Dict[str, Any] = {
     "packages": map_of(list_of({"name": "str", "version": "str", "location": "str", "requires": list_of("str"),
                                 "installer": "str", "direct_url": {"url": "str", "editable": "bool"}})),
     "collector": {"python": "str", "workers": "int", "timeout": "secs", "error": "str", "stalled": "bool",
-                  "notes": list_of("str")},
+                  "notes": list_of("str"), "checks": list_of("str"), "tier": "str"},
 }
 
 #: A run record (``runs.<probe>``) besides its ``data``.

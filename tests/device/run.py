@@ -42,9 +42,12 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.+]+", "-", text.lower()).strip("-")[:60] or "machine"
 
 
-def plan_for_this_machine(torch: str, deadline: float, workdir: Path) -> tuple:
-    """(plan JSON, requirements.txt lines) from `envcheck plan` for the probed machine."""
+def plan_for_this_machine(torch: str, deadline: float, workdir: Path, only: tuple = ()) -> tuple:
+    """(plan JSON, requirements.txt lines) from `envcheck plan` for the probed machine; with ``only``,
+    the companions it leaves out are planned ``--without`` (a package the lock pins and the venv lacks
+    fails verify's lock check)."""
     pick = ["--torch", torch] if torch else []
+    pick += [f"--without={p}" for p in ("torchvision", "torchaudio") if only and p not in only]
     r = envcheck("plan", "--json", *pick, deadline=deadline)
     if r.returncode not in (0, 1):
         raise SystemExit(f"envcheck plan failed: {r.stderr.strip()}")
@@ -95,7 +98,7 @@ def main(argv=None) -> int:
     deadline = start + args.budget
     with tempfile.TemporaryDirectory(prefix="envcheck-device-") as tmp:
         work = Path(tmp)
-        plan, reqs, lock = plan_for_this_machine(args.torch, deadline, work)
+        plan, reqs, lock = plan_for_this_machine(args.torch, deadline, work, tuple(args.only))
         chosen = plan["chosen"]
         print(f"plan: torch {chosen.get('torch')} ({chosen.get('variant')})", file=sys.stderr)
         try:

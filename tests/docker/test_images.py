@@ -54,6 +54,25 @@ def test_cpu_image_passes_verify_inside(cli, engine, cpu_image, run_base):
     assert verify_containers(engine) == []
 
 
+def test_quick_tier_inside_and_its_facts_replay_the_same(cli, engine, cpu_image, tmp_path):
+    """newcomer3 #15: `docker verify` had no --tier (verify has one; the full run took 110 s, 97 s of it
+    torch.compile). --tier quick runs the quick checks in the container; the saved facts replay them."""
+    from envcheck.fleet.report import QUICK_CHECKS
+
+    tag, _ = cpu_image
+    res = cli(["docker", "verify", tag, "--tier", "quick", "--json", "--timeout", "120"])
+    assert res.code == 0, res.out[-3000:] + res.err[-2000:]
+    rep = res.json()
+    assert [c["name"] for c in rep["checks"]] == [c for c in QUICK_CHECKS]
+    assert "torch_compile" not in rep["facts"]["runs"] and "distributed" not in rep["facts"]["runs"]
+    assert rep["facts"]["collector"]["tier"] == "quick"
+    saved = tmp_path / "facts.json"
+    saved.write_text(__import__("json").dumps(rep))
+    again = cli(["verify", "--facts", str(saved), "--json"])
+    assert [c["name"] for c in again.json()["checks"]] == [c["name"] for c in rep["checks"]]
+    assert verify_containers(engine) == []
+
+
 def test_wrong_torchvision_is_named_inside(cli, engine, cpu_image, tmp_path):
     """torchvision 0.29.1 (built for torch 2.14.1) on torch 2.13.0: verify inside says so."""
     tag, _ = cpu_image
