@@ -8,8 +8,11 @@ with a ``[tool.envcheck]`` table found from the working directory upward (``envc
 in one folder). ``--no-config`` (or ``ENVCHECK_NO_CONFIG=1``, unless ``--config FILE`` is given) reads none.
 
 Keys are the long flag names (``backend``, ``format``, ``mirror``…), dashes or underscores. A key
-at the top level applies to every command that has that flag; ``[tool.envcheck.plan]`` to ``plan``
-only. Values are TOML types: a string, a boolean for a switch, a list for a repeatable flag.
+at the top level applies to every command that has that flag; a command's table to that command only:
+``[tool.envcheck.plan]`` in pyproject.toml, ``[plan]`` in envcheck.toml or a ``--config`` file
+(``[docker-build]`` for ``docker build``). A key no command has, or a table no command is named, is
+bad input naming the file and the key (:func:`check_names`). Values are TOML types: a string, a
+boolean for a switch, a list for a repeatable flag.
 
 Every flag has an environment variable: ``--backend`` → ``ENVCHECK_BACKEND``, ``--pin-python`` →
 ``ENVCHECK_PIN_PYTHON``; ``ENVCHECK_VERIFY_PYTHON`` targets one command (``ENVCHECK_DOCKER_BASE_MIRROR``
@@ -32,7 +35,7 @@ from envcheck.errors import UsageError
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Dict, List, Mapping, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 __all__ = ["Settings", "find_config", "read_config", "apply_settings", "ENV_PREFIX"]
 
@@ -217,12 +220,18 @@ def _repeatable(a: argparse.Action) -> bool:
 
 
 def apply_settings(parser: argparse.ArgumentParser, command: str, config: Optional[Path], no_config: bool,
-                   environ: Mapping[str, str], cwd: os.PathLike[str] | str) -> Settings:
+                   environ: Mapping[str, str], cwd: os.PathLike[str] | str,
+                   universe: Optional[Callable[[], Tuple[Set[str], Set[str]]]] = None) -> Settings:
     """Set ``parser``'s defaults from the config file and the environment (the command line, parsed
     after this, still wins). Returns what was set and from where.
 
+    ``universe()`` answers every settable flag of every command and every command's table name
+    (``plan``, ``docker-build``…); it is asked only when the file holds a key or a table that is not
+    ``command``'s (building every command's parser costs startup time). Without it such names pass.
+
     Raises:
-        UsageError: a missing/invalid config file, an unknown key, a value of the wrong kind.
+        UsageError: a missing/invalid config file, an unknown key or table (naming the file and
+            the key), a value of the wrong kind.
     """
     actions = _actions(parser)
     s = Settings()
@@ -247,6 +256,7 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
         table = read_config(path)
         top = {k: v for k, v in table.items() if not isinstance(v, dict)}
         own = table.get(command, {}) if isinstance(table.get(command), dict) else {}
+        check_names(path, table, command, actions, universe)
         layers += [(f"{path}", top), (f"{path} [{command}]", own)]
     for origin, values in layers:
         for key, value in values.items():
@@ -254,7 +264,7 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
             if dest not in actions:
                 if origin.endswith("]"):  # a command table: every key must be a flag of that command
                     raise UsageError(f"{origin}: {key!r} is not a flag of `envcheck {command}`")
-                continue  # a top-level key for other commands
+                continue  # a top-level key for other commands (check_names knows it is one)
             if not origin.endswith("]") and (command, dest) in OWN_MEANING:
                 continue  # a shared key means the other commands' flag, not this one's
             s.values[dest] = _convert(actions[dest], value, origin)
@@ -269,6 +279,54 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
         parser.set_defaults(**{dest: Replaced(v) if isinstance(v, list) and _repeatable(actions[dest]) else v
                                for dest, v in s.values.items()})
     return s
+
+
+def check_names(path: Path, table: Mapping[str, Any], command: str, actions: Mapping[str, argparse.Action],
+                universe: Optional[Callable[[], Tuple[Set[str], Set[str]]]]) -> None:
+    """Every top-level key of a config table is some command's flag and every table a command's:
+    a typo (``pyhton``) or a table under another file's name (``[tool.envcheck.plan]`` in an
+    envcheck.toml) is bad input, never silently dropped (newcomer3 #8).
+
+    Raises:
+        UsageError: ``FILE: 'key' …`` with the close names, or the table name this file uses.
+    """
+    import difflib
+
+    pyproject = path.name == "pyproject.toml"
+    where = "[tool.envcheck]" if pyproject else "the top level"
+    known: Optional[Tuple[Set[str], Set[str]]] = None
+    for key, value in table.items():
+        if isinstance(value, dict):
+            if key == command:
+                continue
+            if not pyproject and key == "tool":
+                inner = value.get("envcheck")
+                named = [k for k, v in inner.items() if isinstance(v, dict)] if isinstance(inner, dict) else []
+                hint = (f"write [{named[0]}] for `envcheck {named[0].replace('-', ' ')}`" if named
+                        else "write its keys at the top level")
+                raise UsageError(f"{path}: [tool.envcheck…] is pyproject.toml's table name; in {path.name} {hint} "
+                                 "([<command>] tables, keys for every command at the top level)")
+        elif _norm(key) in actions:
+            continue
+        if universe is None:
+            continue
+        known = known or universe()
+        flags, commands = known
+        if isinstance(value, dict):
+            if key in commands:
+                continue
+            close = difflib.get_close_matches(key, sorted(commands), n=3)
+            name = f"[tool.envcheck.{key}]" if pyproject else f"[{key}]"
+            form = "[tool.envcheck.<command>]" if pyproject else "[<command>]"
+            raise UsageError(f"{path}: {name} is not a command's table"
+                             + (f"; did you mean {', '.join(close)}?" if close else "")
+                             + f" — tables are named {form}: {', '.join(sorted(commands))}")
+        if _norm(key) in NOT_SETTABLE:
+            raise UsageError(f"{path}: {key!r} is given on the command line only, never in a config file")
+        if _norm(key) not in flags:
+            close = difflib.get_close_matches(_norm(key), sorted(flags), n=3)
+            raise UsageError(f"{path}: {key!r} at {where} is not a flag of any envcheck command"
+                             + (f"; did you mean {', '.join(c.replace('_', '-') for c in close)}?" if close else ""))
 
 
 def effective(parser: argparse.ArgumentParser, args: argparse.Namespace, settings: Settings,
@@ -286,6 +344,10 @@ def effective(parser: argparse.ArgumentParser, args: argparse.Namespace, setting
         origin = "command line" if dest in given else settings.origins.get(dest, "default")
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
+        if _repeatable(a) and a.nargs in ("+", "*") and isinstance(value, list):
+            # argparse keeps one list per use of the flag (`--gpu A B --gpu C`): shown as the values
+            # given, as in the file (`gpu = ["RTX 4090"]`), never a list inside a list
+            value = [v for group in value for v in (group if isinstance(group, list) else [group])]
         shared, own = env_names(command, dest)
         env = own if (command, dest) in OWN_MEANING else shared
         rows.append({"flag": _flag(a), "env": env, "value": value, "origin": origin})

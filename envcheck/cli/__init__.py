@@ -298,7 +298,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     (``| head -1``) does not change the exit code. Standard output that cannot be written (a full
     disk, ``> /dev/full``) is a one-line error and exit 1.
     """
-    from envcheck.cli.conventions import color_environment, command_path, config_parser, json_document, strict_exit
+    from envcheck.cli.conventions import (
+        color_environment, command_path, config_parser, json_document, settings_universe, strict_exit)
     from envcheck.settings import apply_settings
 
     _ensure_streams()
@@ -317,7 +318,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not isinstance(early.config, Path) or str(early.config) in ("", ".", "--"):
             return _refuse(argv, target, path, "--config: give a settings file (--config envcheck.toml)", 2)
     try:
-        settings = apply_settings(target, "-".join(path), early.config, early.no_config, os.environ, os.getcwd())
+        settings = apply_settings(target, "-".join(path), early.config, early.no_config, os.environ, os.getcwd(),
+                                  universe=lambda: settings_universe(build_parser(None)))
     except EnvcheckError as exc:
         return _refuse(argv, target, path, str(exc), exc.exit_code)
     except (OSError, ValueError) as exc:  # a --config name too long, with a NUL byte, a loop of links

@@ -16,7 +16,9 @@ HELP = COMMAND_HELP["config"]
 EPILOG = """\
 Settings come from, highest first: the command line · ENVCHECK_<COMMAND>_<FLAG> · ENVCHECK_<FLAG>
 · the config file's [<command>] table · its top level · the default. The config file is --config
-FILE, else envcheck.toml or pyproject.toml's [tool.envcheck], searched from here upward.
+FILE, else envcheck.toml or pyproject.toml's [tool.envcheck], searched from here upward. In
+pyproject.toml a command's table is [tool.envcheck.plan]; in envcheck.toml (and a --config file) it is
+[plan] ([docker-build] for `docker build`). An unknown key or table is exit 2.
 
 examples:
   envcheck config plan                 what `envcheck plan` would use here
@@ -27,6 +29,10 @@ examples:
   [tool.envcheck.plan]
   backend = "cu130"
   format = "pip,uv"
+  # envcheck.toml: the same settings
+  mirror = ["https://mirror.example/pytorch-whl"]
+  [plan]
+  backend = "cu130"
 """
 
 
@@ -40,7 +46,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``args.build_parser`` (set by :func:`envcheck.cli.main`) builds the whole command line."""
-    from envcheck.cli.conventions import command_path
+    from envcheck.cli.conventions import command_path, settings_universe
     from envcheck.errors import UsageError
     from envcheck.settings import apply_settings, effective
 
@@ -50,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if path != target or path == ["config"]:
         raise UsageError(f"config {' '.join(target)}: not a command (try plan, verify, probe, matrix update)")
     settings = apply_settings(sub, "-".join(path), getattr(args, "config", None), getattr(args, "no_config", False),
-                              os.environ, Path.cwd())
+                              os.environ, Path.cwd(), universe=lambda: settings_universe(parser))
     top = {a.dest: a.default for a in parser._actions}
     defaults = {a.dest: top.get(a.dest) if a.default is argparse.SUPPRESS else a.default for a in sub._actions}
     ns = argparse.Namespace(**defaults)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 #: Every command and its one-line help: the top-level help lists them from here without importing
 #: the command modules (each module's ``HELP`` is its entry; envcheck/cli/__init__.py builds the parser).
@@ -88,6 +88,22 @@ def each_parser(parser: argparse.ArgumentParser) -> Iterator[Tuple[List[str], ar
             if isinstance(a, argparse._SubParsersAction):
                 for name, child in a.choices.items():
                     stack.append((path + [name], child))
+
+
+def settings_universe(parser: argparse.ArgumentParser) -> Tuple[Set[str], Set[str]]:
+    """Every settable flag (dest) of every command of ``parser`` (the whole command line) and every
+    command's config table name (``plan``, ``docker-build``): what a config file may name
+    (:func:`envcheck.settings.check_names`; asked only when a file names something the command run
+    lacks — building every command's parser costs startup time)."""
+    from envcheck.settings import _actions
+
+    flags: Set[str] = set()
+    commands: Set[str] = set()
+    for path, p in each_parser(parser):
+        if path:
+            commands.add("-".join(path))
+        flags.update(_actions(p))
+    return flags, commands
 
 
 def command_path(parser: argparse.ArgumentParser, argv: List[str]) -> Tuple[List[str], argparse.ArgumentParser]:

@@ -198,6 +198,54 @@ def test_bad_settings_are_one_line_exit_2(tmp_path, text, env, words):
     assert words in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("name,text,words", [
+    # newcomer3 #8: each of these was silently dropped (plan ran for 3.11 / with no GPU, exit 0)
+    ("envcheck.toml", 'pyhton = "3.12"\n', "envcheck.toml: 'pyhton' at the top level is not a flag of any envcheck "
+                                           "command; did you mean python"),
+    ("envcheck.toml", 'python = "3.12"\n[tool.envcheck.plan]\ngpu = ["RTX 4090"]\n',
+     "envcheck.toml: [tool.envcheck…] is pyproject.toml's table name; in envcheck.toml write [plan]"),
+    ("my.toml", 'gpus = ["H100"]\n', "my.toml: 'gpus' at the top level is not a flag of any envcheck command; "
+                                     "did you mean gpu?"),
+    ("envcheck.toml", '[paln]\nbackend = "cpu"\n', "envcheck.toml: [paln] is not a command's table; did you mean plan"),
+    ("pyproject.toml", '[tool.envcheck]\nbakend = "cpu"\n', "pyproject.toml: 'bakend' at [tool.envcheck] is not a flag"),
+    ("pyproject.toml", '[tool.envcheck.paln]\nbackend = "cpu"\n',
+     "pyproject.toml: [tool.envcheck.paln] is not a command's table; did you mean plan"),
+    ("envcheck.toml", 'force = true\n', "envcheck.toml: 'force' is given on the command line only"),
+])
+def test_unknown_config_names_are_exit_2_naming_file_and_key(tmp_path, name, text, words):
+    (tmp_path / name).write_text(text)
+    args = ["--config", name] if name == "my.toml" else []
+    for command in (["plan", "--backend", "cpu", "--format", "pip"], ["config", "plan"]):
+        r = sh([*args, *command], cwd=tmp_path)
+        assert r.returncode == 2, (command, r.stdout)
+        assert words in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1
+
+
+def test_config_shows_a_repeatable_flag_as_the_values_given(tmp_path):
+    """newcomer3 #13: `envcheck config plan` showed `--gpu [["RTX 4090"]]` (argparse's list per use)."""
+    (tmp_path / "envcheck.toml").write_text('[plan]\ngpu = ["RTX 4090", "H100"]\n')
+    r = sh(["config", "plan"], cwd=tmp_path)
+    line = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("--gpu "))
+    assert '["RTX 4090", "H100"]' in line and "[[" not in line, line
+    _, s = settings_of(sh(["config", "plan", "--json"], cwd=tmp_path))
+    assert s["--gpu"]["value"] == ["RTX 4090", "H100"]
+    _, s = settings_of(sh(["config", "plan", "--json"], cwd=tmp_path, env={"ENVCHECK_GPU": "T4,A100"}))
+    assert s["--gpu"]["value"] == ["T4", "A100"]
+
+
+def test_keys_and_tables_of_other_commands_are_not_typos(tmp_path):
+    """A top-level key only verify has (checks), docker build's table, verify's table: all fine for plan;
+    ENVCHECK_* variables behave as before (an unknown one is not a setting)."""
+    (tmp_path / "envcheck.toml").write_text('checks = "matmul"\nbackend = "cpu"\n[verify]\ntimeout = 5\n'
+                                            '[docker-build]\ntag = "x:1"\n')
+    r = sh(["plan", "--torch", "2.13.0", "--format", "pip"], cwd=tmp_path, env={"ENVCHECK_PYHTON": "3.12"})
+    assert r.returncode == 0, r.stderr
+    assert "torch==2.13.0+cpu" in r.stdout
+    _, s = settings_of(sh(["config", "verify", "--json"], cwd=tmp_path))
+    assert s["--checks"]["value"] == "matmul" and s["--timeout"]["value"] == 5.0
+
+
 def test_a_shared_key_never_reaches_a_flag_that_means_something_else(tmp_path):
     """newcomer M2: `[tool.envcheck] python = "3.12"` (plan's target version) made `envcheck verify`
     test an interpreter named 3.12 (exit 2); a shared `mirror` (a download.pytorch.org mirror) would
