@@ -192,6 +192,7 @@ class SubmitResult:
     exit_code: int
     output: str
     job_code: Optional[int] = None  # with --wait: the job's own exit code (127: a command not found on a node…)
+    job_id: Optional[str] = None  # what sbatch --parsable printed
 
 
 def slurm_submit(script: str, wait: bool = False, timeout: float = 3600.0) -> SubmitResult:
@@ -200,13 +201,14 @@ def slurm_submit(script: str, wait: bool = False, timeout: float = 3600.0) -> Su
     Raises:
         UsageError: a timeout that is not a finite number of seconds > 0 and ≤ one week.
     """
-    from envcheck.fleet.slurm import submit
+    from envcheck.fleet.slurm import job_id, submit
 
     if not (math.isfinite(timeout) and 0 < timeout <= MAX_SLURM_WAIT):
         raise UsageError(f"--timeout {timeout:g}: expected a number of seconds > 0 and ≤ one week")
     code, out = submit(script, wait, timeout)
     # envcheck's exit codes stay 0 / 1 / 2: a job that failed in any way is 1 (its own code is said)
-    return SubmitResult(exit_code=0 if int(code) == 0 else 1, output=str(out), job_code=int(code) if wait else None)
+    return SubmitResult(exit_code=0 if int(code) == 0 else 1, output=str(out), job_code=int(code) if wait else None,
+                        job_id=job_id(str(out)))
 
 
 @dataclass(frozen=True)

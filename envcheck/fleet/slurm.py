@@ -162,10 +162,12 @@ def submit(script: str, wait: bool, timeout: float, run: object = None) -> tuple
     """Submit ``script`` with ``sbatch`` (``--wait``: until the job ends, at most ``timeout`` s).
 
     Returns:
-        ``(exit code, sbatch's output)``: with ``--wait``, sbatch's exit code is the job's.
+        ``(exit code, sbatch's output)``: with ``--wait``, sbatch's exit code is the job's — once
+        ``--parsable`` printed a job id; before that the failure is sbatch's own.
 
     Raises:
-        UsageError: sbatch is not installed, or it refused the script (its message).
+        UsageError: sbatch is not installed, or it failed before a job existed — no configuration,
+            no controller, a partition it refused (its message, ``--wait`` or not; newcomer3 #9).
     """
     from envcheck import runner
     from envcheck.errors import UsageError
@@ -177,6 +179,15 @@ def submit(script: str, wait: bool, timeout: float, run: object = None) -> tuple
     res = (run or runner.run)(argv, timeout=timeout, input=script)  # type: ignore[operator]
     if res.returncode is None:
         raise UsageError(f"--submit: {res.error}")
-    if not wait and res.returncode != 0:
-        raise UsageError(f"--submit: sbatch refused the script: {(res.stderr or res.stdout).strip()[:500]}")
+    if res.returncode != 0 and (not wait or job_id(res.stdout) is None):
+        said = " / ".join(ln.strip() for ln in (res.stderr or res.stdout).splitlines() if ln.strip())
+        raise UsageError(f"--submit: sbatch failed (exit {res.returncode}), no job was submitted: "
+                         f"{said[:500] or 'it said nothing'}")
     return res.returncode, (res.stdout + res.stderr).strip()
+
+
+def job_id(parsable: str) -> Optional[str]:
+    """The job id ``sbatch --parsable`` printed first (``4242`` or ``4242;cluster``), or ``None``."""
+    first = parsable.strip().splitlines()[0] if parsable.strip() else ""
+    m = re.fullmatch(r"(\d+)(?:;\S+)?", first.strip())
+    return m.group(1) if m else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -85,6 +86,35 @@ def test_real_slurm_job_verifies_both_nodes_and_merges(cluster, envcheck_torch_v
     # merging again (fleet.json now lies beside the reports) reads the same fleet
     again = run_cli(["fleet", "merge", str(job), "--json"])
     assert again.code == 0 and again.json()["nodes_total"] == 2
+
+
+# newcomer3 #9: when sbatch itself fails, --wait reported "the job ended with exit code 1 (its log:
+# envcheck-fleet-<job id>.out)" for a job that never existed. sbatch's own failure is a one-line
+# error with its message, with or without --wait; a job's exit code is said only for a job.
+
+@pytest.mark.parametrize("wait", [["--wait"], []])
+def test_sbatch_without_a_configuration_is_sbatchs_error_not_a_job(tmp_path, monkeypatch, wait):
+    if shutil.which("sbatch") is None:
+        pytest.skip("sbatch not installed (.ci/run installs slurm-wlm)")
+    empty = tmp_path / "slurm.conf"
+    empty.write_text("")  # the real sbatch fails before any job exists ("ClusterName needs to be specified")
+    monkeypatch.setenv("SLURM_CONF", str(empty))
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(["fleet", "slurm", "--partition", "gpu", "--nodes", "2", "--submit", *wait])
+    assert r.code == 2, r.out + r.err
+    assert r.err.startswith("envcheck: error: --submit: sbatch failed (exit 1), no job was submitted: sbatch")
+    assert "ClusterName needs to be specified" in r.err and r.err.count("\n") == 1
+    assert "job" not in r.err.split("no job was submitted")[1] and "exit code" not in r.err
+    assert list(tmp_path.glob("*.out")) == []
+
+
+def test_a_partition_the_real_cluster_refuses_is_sbatchs_error(cluster, monkeypatch, tmp_path):
+    monkeypatch.setenv("SLURM_CONF", cluster.env["SLURM_CONF"])
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(["fleet", "slurm", "--partition", "nosuch", "--nodes", "1", "--submit", "--wait", "--timeout", "60"])
+    assert r.code == 2, r.out + r.err
+    assert "--submit: sbatch failed (exit 1), no job was submitted: sbatch: error:" in r.err
+    assert "invalid partition" in r.err.lower() and "ended with exit code" not in r.err
 
 
 # ---------------------------------------------------------------------------------------------
