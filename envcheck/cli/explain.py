@@ -38,8 +38,8 @@ The text's own facts count: a C:\\ or /usr/lib/wsl path sets the platform, "sm_1
 the GPU, "found version 12080" or an nvidia-smi header the driver — no fix proposes a build they
 rule out. A value no real message has ("found version 0") is called garbled, not explained.
 
-exit codes: 0 explained · 1 not a message envcheck recognises (the closest families are listed) ·
-2 bad input
+exit codes: 0 explained · 1 not explained: not a message envcheck recognises (the closest families
+are listed), or its values look garbled (no conclusion drawn) · 2 bad input
 """
 
 
@@ -154,4 +154,4 @@ def run(args: argparse.Namespace) -> int:
         con.print(f"  [bold]fix:[/bold]   {escape(f.fix)}")
         if f.source:
             con.print(f"  [dim]source: {escape(', '.join(f.source))}[/dim]")
-    return 0
+    return result.exit_code

@@ -181,6 +181,17 @@ def _t(value: object) -> str:
     return escape(terminal_text(str(value), keep_newlines=False))
 
 
+#: facts that are installed packages: an absent value is "not installed"
+PACKAGE_FACTS = ("torch", "torchvision", "torchaudio")
+
+
+def _v(value: object, fact: str = "") -> str:
+    """A diff value to print: ``None`` (the report has none) as words, never ``None``."""
+    if value is None:
+        return "[dim]not installed[/]" if fact in PACKAGE_FACTS else "[dim]absent[/]"
+    return _t(value)
+
+
 def print_fleet(doc: dict) -> None:
     from envcheck.cli.output import console
 
@@ -193,6 +204,9 @@ def print_fleet(doc: dict) -> None:
     else:
         what = f"{total} node{'s' if total != 1 else ''}"
     head = f"[bold]envcheck fleet — {what}: {passed} pass, {total - passed} fail[/bold]"
+    off = (doc.get("lock") or {}).get("nodes_off_lock")
+    if off:  # the headline says why the exit code is 1 when every node passed its own checks
+        head += f"[bold red]; {off} node{'s' if off != 1 else ''} differ{'s' if off == 1 else ''} from the lock[/]"
     if doc["skipped"]:
         head += f" [bold red]({len(doc['skipped'])} report(s) skipped)[/]"
     con.print(head)
@@ -221,7 +235,9 @@ def print_fleet(doc: dict) -> None:
                 mark = " [bold red]✗ lock[/]" if o["lock_wrong"] else ""
                 con.print(f"    [yellow]{_t(o['value'])}[/] on {_t(o['nodes'])}{mark}")
     elif total:
-        con.print("no drift: every compared fact is the same on every node that reports it")
+        same = "the same on every node that reports it"
+        con.print(f"no drift: every compared fact is {same}" if not off else
+                  f"no drift (every compared fact is {same}), but the lock rules out what the nodes have:")
     lock_doc = doc.get("lock")
     if lock_doc:
         uniform = [m for m in lock_doc["mismatches"] if not any(d["fact"] == m["fact"] for d in doc["drift"])]
@@ -257,9 +273,9 @@ def run_diff(args: argparse.Namespace) -> int:
     if doc["kind"] == "nodes":
         con.print(f"[bold]{_t(doc['a'])} ({_t(doc['status']['a'])}) vs {_t(doc['b'])} ({_t(doc['status']['b'])})[/bold]")
         for f in doc["facts"]:
-            con.print(f" {_t(f['fact'])}: {_t(str(f['a']))} → {_t(str(f['b']))}")
+            con.print(f" {_t(f['fact'])}: {_v(f['a'], f['fact'])} → {_v(f['b'], f['fact'])}")
         for c in doc["checks"]:
-            con.print(f" check {_t(c['check'])}: {_t(c['a'])} → {_t(c['b'])}")
+            con.print(f" check {_t(c['check'])}: {_v(c['a'])} → {_v(c['b'])}")
     else:
         con.print(f"[bold]{_t(doc['a'])} ({doc['nodes']['a']} nodes, {doc['passed']['a']} pass) vs "
                   f"{_t(doc['b'])} ({doc['nodes']['b']} nodes, {doc['passed']['b']} pass)[/bold]")
@@ -268,11 +284,11 @@ def run_diff(args: argparse.Namespace) -> int:
         if doc["only_b"]:
             con.print(f" only in B: {_t(doc['only_b'])}")
         for r in doc["facts"]:
-            con.print(f" {_t(r['fact'])}: {_t(str(r['a']))} → {_t(str(r['b']))} on {_t(r['nodes'])}")
+            con.print(f" {_t(r['fact'])}: {_v(r['a'], r['fact'])} → {_v(r['b'], r['fact'])} on {_t(r['nodes'])}")
         for r in doc["status"]:
             con.print(f" status {_t(r['a'])} → {_t(r['b'])} on {_t(r['nodes'])}")
         for r in doc["majority"]:
-            con.print(f" majority {_t(r['fact'])}: {_t(str(r['a']))} → {_t(str(r['b']))}")
+            con.print(f" majority {_t(r['fact'])}: {_v(r['a'], r['fact'])} → {_v(r['b'], r['fact'])}")
     if not doc["changed"]:
         con.print("no difference")
     return args.exit_code
@@ -296,8 +312,8 @@ def run_slurm(args: argparse.Namespace) -> int:
     done = slurm_submit(script, args.wait, args.timeout)
     print(done.output)
     if done.job_code:
-        sys.stderr.write(f"envcheck: the job ended with exit code {done.job_code} (its log: "
-                         f"{args.job_name}-<job id>.out in the submit folder)\n")
+        sys.stderr.write(f"envcheck: job {done.job_id} ended with exit code {done.job_code} (its log: "
+                         f"{args.job_name}-{done.job_id}.out in the submit folder)\n")
     return done.exit_code
 
 

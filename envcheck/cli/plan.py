@@ -37,7 +37,8 @@ row) comes first — the newest release that has one beats a newer release witho
 turns this off) — then the newest torch release, then the build that fits the hardware best.
 --explain prints the whole rule and every candidate with every reason.
 
-exit codes: 0 a build fits · 1 none fits (every candidate is listed with its reasons) · 2 bad input
+exit codes: 0 a build fits · 1 none fits (the reasons, counted with an example each;
+--explain and --json list every candidate with its reasons) · 2 bad input
 """
 
 

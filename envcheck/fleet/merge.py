@@ -307,6 +307,7 @@ def find_drift(nodes: List[Node], lock: Any = None) -> Tuple[List[Dict[str, Any]
     expect = lock_expectations(lock.expect.to_dict()) if lock is not None else {}
     drift: List[Dict[str, Any]] = []
     lock_rows: List[Dict[str, Any]] = []
+    off_lock: set = set()  # nodes with any value the lock rules out
     for fact in FACTS:
         by: Dict[str, List[str]] = {}
         unknown = 0
@@ -327,12 +328,14 @@ def find_drift(nodes: List[Node], lock: Any = None) -> Tuple[List[Dict[str, Any]
                           "outliers": values[1:], "values": values, "unknown": unknown,
                           "lock": lock_rule(fact, expect[fact]) if fact in expect else None})
         if wrong:
+            off_lock.update(i for v in wrong for i in by[v])
             lock_rows.append({"fact": fact, "lock": lock_rule(fact, expect[fact]),
                               "wrong": [v for v in values if v["lock_wrong"]]})
     lock_doc = None
     if lock is not None:
         lock_doc = {"path": str(getattr(lock, "path", "")), "torch": getattr(lock, "torch", None),
-                    "variant": getattr(lock, "variant", None), "mismatches": lock_rows}
+                    "variant": getattr(lock, "variant", None), "mismatches": lock_rows,
+                    "nodes_off_lock": len(off_lock), "off_lock_nodes": compress(off_lock)}
     return drift, lock_doc
 
 

@@ -32,10 +32,14 @@ class Finding:
     cause: str
     fix: str
     source: tuple = ()
+    garbled: bool = False  # the text matched, but a value in it no real message has: no conclusion
 
     def to_dict(self) -> Dict[str, object]:
-        return {"rule": self.rule, "matched": self.matched, "cause": self.cause, "fix": self.fix,
-                "source": list(self.source)}
+        d: Dict[str, object] = {"rule": self.rule, "matched": self.matched, "cause": self.cause, "fix": self.fix,
+                                "source": list(self.source)}
+        if self.garbled:
+            d["garbled"] = True
+        return d
 
 
 def load_rules(matrix: Matrix) -> List[Diagnosis]:
@@ -125,10 +129,13 @@ def render(rule: Diagnosis, m: re.Match[str], ctx: Context) -> Finding:
     except Garbled as exc:
         cause = f"The text looks garbled or edited: {exc}, so envcheck draws no conclusion from it."
         fix = GARBLED_FIX
+        garbled = True
+    else:
+        garbled = False
     finally:
         ctx.groups = {}
         ctx.before = ""
-    return Finding(rule.id, m.group(0), _tidy(cause), _tidy(fix), rule.source)
+    return Finding(rule.id, m.group(0), _tidy(cause), _tidy(fix), rule.source, garbled=garbled)
 
 
 def _tidy(text: str) -> str:

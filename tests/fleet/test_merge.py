@@ -206,6 +206,27 @@ def test_lock_marks_the_wrong_values(tmp_path, case_reports):
     assert {m["fact"] for m in python} >= {"variant", "torch", "cuda"}
 
 
+def test_a_fleet_uniformly_off_the_lock_says_so_in_its_headline(tmp_path, case_reports):
+    """newcomer3 #13: every node on the same wrong torch passed its checks; merge --lock printed
+    "N nodes: N pass, 0 fail" and "no drift: …", then exited 1. The headline names the lock mismatch."""
+    base = _baseline(case_reports, "C01")
+    base["checks"] = [dict(c, status="pass") for c in base["checks"]]
+    runs(base, "import_torch").update(version="2.6.0+cu124", cuda="12.4")
+    d = write_fleet(tmp_path / "f", base)
+    plan = tmp_path / "plan"
+    assert run_cli(["plan", "--backend", "cu126", "--torch", "2.6.0", "--gpu", "rtx 4090", "--python", "3.12",
+                    "--format", "lock", "-o", str(plan)]).code == 0
+    r = run_cli(["fleet", "merge", str(d), "--lock", str(plan / "envcheck.lock.toml")])
+    assert r.code == 1
+    head = r.out.splitlines()[0]
+    assert head == f"envcheck fleet — {len(NODES)} nodes: {len(NODES)} pass, 0 fail; {len(NODES)} nodes differ from the lock"
+    assert "no drift: every compared fact" not in r.out and "but the lock rules out what the nodes have" in r.out
+    assert " lock variant: expected cu126, found cu124 on " in r.out
+    doc = run_cli(["fleet", "merge", str(d), "--lock", str(plan / "envcheck.lock.toml"), "--json"]).json()
+    assert doc["lock"]["nodes_off_lock"] == len(NODES)
+    assert run_cli(["fleet", "merge", str(d)]).out.splitlines()[0].endswith(f"{len(NODES)} pass, 0 fail")
+
+
 def test_junit_and_prometheus(tmp_path, case_reports):
     from junitparser import JUnitXml
 
@@ -239,6 +260,28 @@ def test_diff_two_nodes_and_two_fleets(tmp_path, case_reports):
     r = run_cli(["fleet", "diff", str(before / "gpu001.json"), str(after / "gpu004.json")])
     assert r.code == 1 and "driver: 570.124.04 → 580.65.06" in r.out
     assert run_cli(["fleet", "diff", str(before), str(tmp_path / "nope")]).code == 2
+
+
+def test_diff_says_what_is_absent_in_words(tmp_path, case_reports):
+    """newcomer3 #13: `fleet diff` printed `torch: 2.13.0+cpu → None`: a value one side does not have is
+    "not installed" for a package and "absent" for another fact or a check, in both diff forms."""
+    base = _baseline(case_reports, "C01")
+
+    def strip(doc):
+        doc["facts"]["packages"].pop("torchvision")
+        doc["facts"]["runs"]["cuda_build"]["data"].pop("driver")
+        doc["checks"] = [c for c in doc["checks"] if c["name"] != "matmul"]
+
+    before = write_fleet(tmp_path / "before", base)
+    after = write_fleet(tmp_path / "after", base, strip)
+    r = run_cli(["fleet", "diff", str(before / "gpu004.json"), str(after / "gpu004.json")])
+    assert r.code == 1 and "None" not in r.out, r.out
+    assert " torchvision: 0.21.0 → not installed" in r.out and " driver: 570.124.04 → absent" in r.out
+    assert " check matmul: " in r.out and "→ absent" in r.out.split(" check matmul: ")[1].splitlines()[0]
+    back = run_cli(["fleet", "diff", str(after / "gpu004.json"), str(before / "gpu004.json")])
+    assert " torchvision: not installed → 0.21.0" in back.out
+    fleets = run_cli(["fleet", "diff", str(before), str(after)])
+    assert "None" not in fleets.out and " torchvision: 0.21.0 → not installed on gpu004" in fleets.out
 
 
 def test_hostlist():

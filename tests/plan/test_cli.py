@@ -146,3 +146,28 @@ def test_plan_never_imports_torch(tmp_path):
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_exit_1_says_what_the_readme_and_help_say(cli):
+    """newcomer3 #13: README/--help said exit 1 lists "every candidate"; the default output counts the
+    reasons (one example each) and --explain/--json list every candidate. The sentences say so now."""
+    import re
+    from pathlib import Path
+
+    args = ["plan", "--gpu", "RTX 5090", "--driver", "550.54.15", "--python", "3.11"]
+    text = cli(args)
+    assert text.code == 1
+    checked = int(re.search(r"\((\d+) candidates checked, none fits\)", text.out).group(1))
+    reasons = re.findall(r"^  ([a-z-]+) +(\d+)  e\.g\. ", text.out, re.M)
+    assert reasons and len(text.out.splitlines()) < checked  # counted, not listed one by one
+    doc = cli([*args, "--json"]).json()
+    assert len(doc["candidates"]) == checked and not any(c["accepted"] for c in doc["candidates"])
+    assert {code for code, _ in reasons} <= {r["code"] for c in doc["candidates"] for r in c["reasons"]}
+    explained = cli([*args, "--explain"]).out
+    assert "every candidate" in explained and "torch 2.15.0+cu132" in explained
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    assert ("1 none fits (the reasons, counted with an example each, and what you can do; `--explain` and `--json` "
+            "list every candidate with its reasons)") in readme
+    assert "every candidate is listed" not in readme
+    help_text = " ".join(cli(["plan", "--help"]).out.split())
+    assert "--explain and --json list every candidate with its reasons" in help_text

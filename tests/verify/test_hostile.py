@@ -538,6 +538,9 @@ def test_implausible_values_are_called_garbled(cli, text, words):
     r = cli(["explain", "--no-probe", "--json", text])
     (f,) = r.json()["findings"]
     assert f["cause"].startswith("The text looks garbled or edited:") and words in f["cause"], f["cause"]
+    # no conclusion is not "explained" (newcomer3 #13: it exited 0, like an explained message)
+    assert r.code == 1 and f["garbled"] is True
+    assert cli(["explain", "--no-probe", text]).code == 1
     assert "Copy the complete message again" in f["fix"]
     assert "up to 0.0" not in f["cause"] and "needs torch" not in f["cause"]
 
