@@ -979,6 +979,13 @@ def numpy_built(ctx: Context) -> str:
 
 
 @helper
+def numpy_plan(ctx: Context) -> str:
+    """``"; the plan for this torch installs numpy<2 (the lock …)"``: the NumPy requirement, or ``""``."""
+    want, where = ctx.numpy_requirement()
+    return f"; the plan for this torch installs {want} ({where})" if want else ""
+
+
+@helper
 def numpy_fix(ctx: Context) -> str:
     """Install the NumPy the plan for the installed torch names (the lock's, else the resolver's)."""
     want, where = ctx.numpy_requirement()

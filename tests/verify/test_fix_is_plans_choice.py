@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -68,7 +69,9 @@ def test_verify_fix_equals_plans_chosen(cli, path):
     chosen = plan.json()["chosen"]
     assert chosen is not None, plan.out
     opt = f"--index-url {chosen['index_url']} " if chosen["channel"] != "pypi" else ""
-    line = "-m pip install --force-reinstall " + opt + " ".join(f"{k}=={v}" for k, v in chosen["pins"].items())
+    # the plan's pins, then its ranges (the NumPy its torch runs with, matrices/numpy.toml), shell-quoted
+    reqs = [f"{k}=={v}" for k, v in chosen["pins"].items()] + [f"{k}{v}" for k, v in chosen["requires"].items()]
+    line = "-m pip install --force-reinstall " + opt + " ".join(shlex.quote(r) for r in reqs)
     for fix in found:
         cmd = re.search(r"`[^`]* (-m pip install [^`]*)`", fix)
         assert cmd and cmd.group(1) == line, (fix, line)

@@ -54,6 +54,9 @@ def as_env(doc, torch: str, numpy, warnings=(), os_name: str = "linux"):
     if os_name != "linux":
         f["platform"]["os"] = os_name
         f["machine"]["os"] = os_name
+        for linux_only in ("glibc", "distro", "distro_name"):  # a Windows machine has none of these
+            f["machine"].pop(linux_only, None)
+            f["machine"].get("how", {}).pop(linux_only, None)
         f["python"]["executable"] = "C:\\env\\Scripts\\python.exe"
     return d
 
