@@ -633,7 +633,7 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
             elif g.arch not in b.gfx:
                 c.add("gpu-arch", f"{name_of(c)} carries code for {_list(b.gfx)}; none for {g.arch} "
                                   f"({g.name}) — an AMD target runs only code built for it")
-            elif (gap := _blas_gap(ctx.matrix, b, g.arch)) is not None:
+            elif (gap := blas_gap(ctx.matrix, b, g.arch)) is not None:
                 c.add("gpu-arch", f"{name_of(c)} lists {g.arch} but the rocBLAS it bundles (ROCm {gap.rocm_min}+) has "
                                   f"no Tensile library for it: the first matrix multiply on the {g.name} aborts "
                                   f"('rocBLAS error: Cannot read TensileLibrary.dat … for GPU arch : {g.arch}'; "
@@ -667,8 +667,9 @@ def _xpu_platform(c: Candidate, ctx: Context, g: GpuDevice) -> None:
                     "first step) may not exist for it (matrices/gpus-other.toml [[xpu_family]])", "warning")
 
 
-def _blas_gap(matrix: Matrix, b: Build, gfx: str) -> Optional[BlasGap]:
-    """The rocm-libs.toml row saying ``b``'s bundled rocBLAS lacks ``gfx`` (None: no such row)."""
+def blas_gap(matrix: Matrix, b: Build, gfx: str) -> Optional[BlasGap]:
+    """The rocm-libs.toml row saying ``b``'s bundled rocBLAS lacks ``gfx`` (None: no such row); verify's
+    arch_compat asks the same of an installed build."""
     if not b.rocm:
         return None
     return next((x for x in matrix.blas_gaps if gfx in x.gfx and b.channel == x.channel

@@ -334,11 +334,38 @@ class _Judge:
                                 f"{short_list(arch, 14)} — nothing in it runs on {r['arch']} ({why}). "
                                 "torch.cuda.is_available() can still be True.",
                          fix=fix)
+        gapped = self._blas_gapped(rows)
+        if gapped is not None:
+            return gapped
         served = "; ".join(f"{r['name']} {r['arch']}: {'PTX ' if r['serves'] == 'ptx' else ''}{r['by']}" for r in rows)
         if any(r["serves"] == "ptx" for r in rows):
             return Check("arch_compat", "warn", detail=f"{served} — served only by PTX, JIT-compiled at first "
                          "use (slow first start; needs the full toolkit driver)")
         return Check("arch_compat", "pass", detail=served)
+
+    def _blas_gapped(self, rows: List[Dict[str, Any]]) -> Optional[Check]:
+        """arch_compat's failure for a GPU the installed ROCm build lists but whose bundled rocBLAS has no
+        kernels for it (the resolver's rule, matrices/rocm-libs.toml); the fix is the plan's build."""
+        from envcheck.resolve.rules import blas_gap
+
+        build_row = self.ctx.build_row()
+        if build_row is None:
+            return None
+        for r in rows:
+            gap = blas_gap(self.ctx.matrix, build_row, str(r["arch"]))
+            if gap is None:
+                continue
+            self.ctx.groups = {"sm": str(r["arch"])}
+            try:
+                fix = HELPERS["arch_fix"](self.ctx)
+            finally:
+                self.ctx.groups = {}
+            return Check("arch_compat", "fail",
+                         detail=f"{r['name']} is {r['arch']}; torch {self.facts.torch_version} lists it, but the rocBLAS "
+                                f"it bundles (ROCm {build_row.rocm}; from {gap.rocm_min} on) has no Tensile library for "
+                                f"it: the first matrix multiply aborts ('rocBLAS error: Cannot read TensileLibrary.dat "
+                                f"… for GPU arch : {r['arch']}'; {', '.join(gap.source[:2])})", fix=fix)
+        return None
 
     def check_driver(self) -> Check:
         ctx = self.ctx
