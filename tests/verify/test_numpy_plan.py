@@ -134,13 +134,13 @@ def test_the_lock_names_numpy_and_verify_compares_it(tmp_path, recorded):
                  "--without", "torchvision,torchaudio", "--format", "lock", "-o", str(out)])
     assert r.code == 0, r.err
     lock = str(out / "envcheck.lock.toml")
-    _, checks = verify_facts(tmp_path, as_env(recorded, "2.0.1+cpu", "2.0.0"), "--lock", lock)
+    _, checks = verify_facts(tmp_path, as_env(recorded, "2.0.1+cpu", "2.0.0"), "--lock", lock, "--checks", "import_torch,lock")
     assert checks["lock"]["status"] == "fail", checks["lock"]
     assert "numpy: lock numpy<2, installed 2.0.0" in checks["lock"]["detail"]
     assert "'numpy<2'" in checks["lock"]["fix"] and "torch==2.0.1+cpu" in checks["lock"]["fix"]
-    _, checks = verify_facts(tmp_path, as_env(recorded, "2.0.1+cpu", None), "--lock", lock)
+    _, checks = verify_facts(tmp_path, as_env(recorded, "2.0.1+cpu", None), "--lock", lock, "--checks", "import_torch,lock")
     assert checks["lock"]["status"] == "warn" and "numpy: lock numpy<2, not installed" in checks["lock"]["detail"]
     assert "'numpy<2'" in checks["lock"]["fix"]
-    _, checks = verify_facts(tmp_path, as_env(recorded, "2.0.1+cpu", "1.26.4"), "--lock", lock)
+    _, checks = verify_facts(tmp_path, as_env(recorded, "2.0.1+cpu", "1.26.4"), "--lock", lock, "--checks", "import_torch,lock")
     assert checks["lock"]["status"] == "pass", checks["lock"]
     assert checks["import_torch"]["status"] == "pass", checks["import_torch"]
