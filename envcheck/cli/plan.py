@@ -270,6 +270,14 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
         w(wrap(f"    or       {a}", 13))
     total = len(plan.recipe)
     w(f"\n  recipe ({total} steps, in order; --format script writes them as install.sh / install.ps1):\n")
+    from envcheck.render.recipe import pasteable_env
+
+    first = pasteable_env(plan)
+    if first:  # the steps' $VENV and python, as install.sh and the Dockerfile set them: pasteable as printed
+        w(wrap("   0. first, in the shell you paste the steps into — the environment's folder ($VENV) and its "
+               "python first on PATH (install.sh / install.ps1 and the Dockerfile set the same)", 6))
+        for ln in first:
+            w(f"      $ {ln}\n")
     for i, st in enumerate(plan.recipe, 1):
         w(wrap(f"  {i:>2}. {st.marker} — {st.title}  [{st.where}]", 6))
         if st.url:
@@ -296,6 +304,9 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
     if written:
         w(f"\n  wrote {', '.join(written)}\n")
     else:
-        w(wrap("\n  -o DIR writes requirements.txt, environment.yml, Dockerfile and envcheck.lock.toml "
-               "(--format all adds pyproject.uv.toml and install.sh); --explain lists every candidate; "
-               "--json for machines", 2))
+        from envcheck.render import DEFAULT_FORMATS, FORMATS, NETWORK_FORMATS, file_name
+
+        default = [file_name(plan, f) for f in DEFAULT_FORMATS]
+        more = [file_name(plan, f) for f in FORMATS if f not in DEFAULT_FORMATS and f not in NETWORK_FORMATS]
+        w(wrap(f"\n  -o DIR writes {', '.join(default[:-1])} and {default[-1]} (--format all adds "
+               f"{', '.join(more[:-1])} and {more[-1]}); --explain lists every candidate; --json for machines", 2))

@@ -35,6 +35,25 @@ def _lock_text(plan: Plan) -> str:
     return text
 
 
+#: how install.sh, install.ps1 and the Dockerfile templates (``ENV VENV=/opt/venv PATH=/opt/venv/bin:$PATH``)
+#: put the plan's environment first: its steps' ``python`` is the venv's
+BASH_PATH = 'export PATH="$VENV/bin:$PATH"'
+PS_PATH = '$env:PATH = "$VENV\\Scripts;$env:PATH"'
+
+
+def pasteable_env(plan: Plan) -> List[str]:
+    """What to run, in the shell the steps are pasted into, before the printed steps: ``$VENV`` (the
+    environment's folder; default .venv here, as install.sh's beside it) and its python first on
+    PATH, as the scripts and the Dockerfiles set them — without it ``python -m pip`` installs into
+    whatever ``python`` is on PATH (newcomer3 #12). ``[]`` when no step runs in a venv."""
+    shells = {s.shell for s in plan.recipe if s.kind in ("python", "install")}
+    if "powershell" in shells:
+        return ["$VENV = if ($env:VENV) { $env:VENV } else { Join-Path $PWD '.venv' }", PS_PATH]
+    if "bash" in shells:
+        return ['VENV="${VENV:-$PWD/.venv}"', BASH_PATH]
+    return []
+
+
 def script_name(plan: Plan) -> str:
     """``install.ps1`` for a Windows plan, ``install.sh`` otherwise (Linux, WSL, macOS)."""
     return "install.ps1" if plan.machine.os == "windows" and not plan.machine.wsl else "install.sh"
@@ -147,7 +166,7 @@ def render_bash(plan: Plan) -> str:
         'VENV="${VENV:-$HERE/.venv}"',
         '# the lock of this plan travels inside this script (its verify step); VENV may be relative to here',
         'case "$VENV" in /*) ;; *) VENV="$HERE/$VENV" ;; esac',
-        'export PATH="$VENV/bin:$PATH"',
+        BASH_PATH,
         "export DEBIAN_FRONTEND=noninteractive PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1",
     ] + ([f"# offline (plan --download): every pip call takes its wheels from {plan.offline}/ beside this file",
           f'export PIP_NO_INDEX=1 PIP_FIND_LINKS="$HERE/{plan.offline}"'] if plan.offline else []) + [
@@ -191,7 +210,7 @@ def render_powershell(plan: Plan) -> str:
         "$HERE = Split-Path -Parent $MyInvocation.MyCommand.Path",
         "Set-Location $HERE",
         "$VENV = if ($env:VENV) { $env:VENV } else { Join-Path $HERE '.venv' }",
-        "$env:PATH = \"$VENV\\Scripts;$env:PATH\"",
+        PS_PATH,
         "$env:PIP_NO_INPUT = '1'",
         "function Assert-Ok([string]$What) { if ($LASTEXITCODE -ne 0) { throw \"envcheck install: $What failed (exit $LASTEXITCODE)\" } }",
     ]

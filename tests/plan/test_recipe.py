@@ -480,3 +480,38 @@ def test_compiler_step_follows_the_distribution(matrix, name, key):
     keys = [s.key for s in p.recipe if s.key.startswith("build-tools")]
     assert keys == [key], keys
     assert ("apt-get" in render(p, ["script"])["install.sh"]) == (name == "cpu-ubuntu")
+
+
+@pytest.mark.subprocess
+def test_the_printed_steps_paste_into_a_shell_as_they_are(cli, tmp_path):
+    """newcomer3 #12: the terminal recipe made "$VENV" and then ran `python -m pip install …` with VENV
+    never defined and no activation: pasted, it installed into whatever python was on PATH (on Debian
+    the system one, which PEP 668 refuses). The printed form now starts with what install.sh and the
+    Dockerfile set (VENV, its bin first on PATH); pasted into a fresh bash, the venv step makes the
+    venv in ./.venv and the install step's `python` is that venv's (a real venv, a real bash)."""
+    if shutil.which("python3.11") is None:
+        pytest.skip("python3.11 not on PATH")
+    r = cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--without", "torchvision"])
+    assert r.code == 0, r.err
+    text = r.out
+    first = text[text.index("   0. first"):text.index("   1. [")]
+    assert '$ VENV="${VENV:-$PWD/.venv}"' in first and '$ export PATH="$VENV/bin:$PATH"' in first
+    from envcheck.render.recipe import BASH_PATH
+
+    script = cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--format", "script"]).out
+    assert BASH_PATH in script  # the same line as install.sh's header
+    steps = re.split(r"\n +\d+\. \[", text[text.index("   0. first"):])
+    by_kind = {s.split("]", 1)[0]: s for s in steps[1:]}
+    pasted = [ln.strip()[2:] for ln in (steps[0] + "\n" + by_kind["python"]).splitlines() if ln.strip().startswith("$ ")]
+    install = [ln.strip()[2:] for ln in by_kind["install"].splitlines() if ln.strip().startswith("$ ")]
+    assert len(install) == 1 and install[0].startswith("python -m pip install ")
+    # what the install step runs, minus the download: the python and pip it would use
+    probe = install[0].split(" install ", 1)[0] + " --version && python -c 'import sys; print(sys.prefix)'"
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("VENV", "VIRTUAL_ENV")}
+    p = subprocess.run(["bash", "-c", "\n".join(pasted + [probe])], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    venv = tmp_path / ".venv"
+    assert (venv / "bin" / "python").exists()
+    assert f"from {venv}/lib/python3.11/site-packages/pip" in p.stdout, p.stdout
+    assert p.stdout.strip().splitlines()[-1] == str(venv)
