@@ -271,6 +271,7 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
     total = len(plan.recipe)
     w(f"\n  recipe ({total} steps, in order; --format script writes them as install.sh / install.ps1):\n")
     from envcheck.render.recipe import pasteable_env
+    from envcheck.resolve.recipe import LOCK_NAME
 
     first = pasteable_env(plan)
     if first:  # the steps' $VENV and python, as install.sh and the Dockerfile set them: pasteable as printed
@@ -290,6 +291,8 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
                 w(f"      $ {ln.strip()}\n")
         if st.check and st.shell == "manual":
             w(f"      check: {st.check.strip()}\n")
+        if st.kind == "verify" and not any(str(f).endswith(LOCK_NAME) for f in written):  # none was written
+            w(wrap(f"      (it reads {LOCK_NAME} from the folder you run it in: -o DIR writes it there)", 7))
     from envcheck.render.recipe import persist_note, run_time_env
 
     keep = run_time_env(plan)

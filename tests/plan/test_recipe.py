@@ -505,6 +505,10 @@ def test_the_printed_steps_paste_into_a_shell_as_they_are(cli, tmp_path):
     pasted = [ln.strip()[2:] for ln in (steps[0] + "\n" + by_kind["python"]).splitlines() if ln.strip().startswith("$ ")]
     install = [ln.strip()[2:] for ln in by_kind["install"].splitlines() if ln.strip().startswith("$ ")]
     assert len(install) == 1 and install[0].startswith("python -m pip install ")
+    # the verify step reads envcheck.lock.toml, which only -o writes: the printed form says so
+    assert "(it reads envcheck.lock.toml from the folder you run it in: -o DIR writes it there)" in by_kind["verify"]
+    written = cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "-o", str(tmp_path / "o")])
+    assert "-o DIR writes it there" not in written.out and "o/envcheck.lock.toml" in written.out
     # what the install step runs, minus the download: the python and pip it would use
     probe = install[0].split(" install ", 1)[0] + " --version && python -c 'import sys; print(sys.prefix)'"
     env = {k: v for k, v in __import__("os").environ.items() if k not in ("VENV", "VIRTUAL_ENV")}
