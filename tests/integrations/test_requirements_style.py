@@ -26,7 +26,9 @@ def test_project_style_is_short_and_keeps_pypi(cli):
     assert not any(ln.startswith("--index-url") for ln in lines)
     (extra,) = [ln for ln in lines if ln.startswith("--extra-index-url ")]
     assert extra.startswith("--extra-index-url https://download.pytorch.org/whl/cu1")
-    pins = [ln for ln in lines if not ln.startswith(("#", "--"))]
+    reqs = [ln for ln in lines if not ln.startswith(("#", "--"))]
+    pins = [ln for ln in reqs if "==" in ln]
+    assert [ln for ln in reqs if "==" not in ln] == ["numpy"]  # the plan's NumPy range (matrices/numpy.toml)
     assert pins and all(ln.split("==")[0] in ("torch", "torchvision", "torchaudio") for ln in pins)
     assert all("+cu" in ln for ln in pins)  # a label only the PyTorch index serves
     assert any("--extra-index-url, not --index-url" in c for c in comments)
