@@ -563,10 +563,23 @@ def gpu_driver_problem(ctx: Context, g: GpuDevice) -> Optional[DriverProblem]:
     """
     drv = ctx.machine.nvidia_driver
     row = ctx.matrix.nv_arch(g.arch)
-    if not drv or row is None or ctx.machine.tegra:
+    if row is None or ctx.machine.tegra:
         return None
     side = "Windows" if ctx.windows_driver else "Linux"
     low = row.driver_min_windows if ctx.windows_driver else row.driver_min_linux
+    mx = ctx.machine.cuda_driver_max
+    if not drv and mx and low:
+        # only the CUDA version the driver supports is known ("found version 12040"): that driver is
+        # older than the toolkit driver of the next CUDA release, so it cannot drive a GPU whose first
+        # driver is at or past that one
+        newer = [t for t in ctx.matrix.toolkits if vkey(".".join(t.version.split(".")[:2])) > vkey(mx)]
+        nxt = next((d for t in newer for d in [t.driver_windows if ctx.windows_driver else t.driver_linux] if d), None)
+        if nxt and vkey(low) >= vkey(nxt):
+            return DriverProblem("too_old", f"a {side} driver that supports CUDA ≤ {mx} (older than {nxt}, the "
+                                            f"CUDA {newer[0].version} toolkit driver) cannot drive the {g.name}: "
+                                            f"{row.family} ({g.arch}) is supported from {low}")
+    if not drv:
+        return None
     if low and vkey(drv) < vkey(low):
         return DriverProblem("too_old", f"{side} driver {drv} cannot drive the {g.name}: {row.family} "
                                         f"({g.arch}) is supported from {low}")

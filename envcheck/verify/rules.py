@@ -455,8 +455,17 @@ def driver_fix(ctx: Context) -> str:
             extra = f"; ≥ {floor} runs it under minor-version compatibility" if floor and floor != full else ""
             parts.append(f"Upgrade the NVIDIA driver to ≥ {full or floor} (the CUDA {cuda} toolkit driver{extra})")
     if not parts:
-        parts.append("Upgrade the NVIDIA driver to one that supports the CUDA version torch was built with "
-                     "(`python -c \"import torch; print(torch.version.cuda)\"`)")
+        from envcheck.resolve.rules import gpu_driver_bounds
+
+        bounds = gpu_driver_bounds(ctx.matrix, [g for g in ctx.gpus() if g.vendor == "nvidia"], ctx.windows_driver)
+        nvidia = ", ".join(dict.fromkeys(g.name for g in ctx.gpus() if g.vendor == "nvidia"))
+        if bounds.low:  # the GPU's own first driver (cuda.toml driver_min_*): a floor whatever torch was built with
+            parts.append(f"Upgrade the NVIDIA driver to ≥ {bounds.low} (the first that drives the {nvidia}) and "
+                         "to one that supports the CUDA version torch was built with "
+                         "(`python -c \"import torch; print(torch.version.cuda)\"`)")
+        else:
+            parts.append("Upgrade the NVIDIA driver to one that supports the CUDA version torch was built with "
+                         "(`python -c \"import torch; print(torch.version.cuda)\"`)")
     if drv_cuda:
         if any(g.vendor == "nvidia" for g in ctx.gpus()):
             plan, _ = ctx.plan()  # the machine's driver is the one the message reports (converter)
@@ -468,7 +477,7 @@ def driver_fix(ctx: Context) -> str:
                 "`--gpu \"<your GPU>\"` checks it")
             parts.append(f"or install a build this driver runs (CUDA ≤ {drv_cuda}, or the same major under "
                          f"minor-version compatibility): {ctx.install_command(plan)}{unknown}")
-        else:
+        elif not any("the first that drives" in p for p in parts):
             parts.append(f"no CUDA build on record runs on a driver limited to CUDA {drv_cuda}")
     return ", ".join(parts) + "."
 

@@ -92,3 +92,29 @@ def test_a_turing_gpu_keeps_the_cuda_floors(matrix):
     plan = make_plan(res, matrix)
     assert "last_branch" not in plan.driver
     assert plan.driver.get("floor") == "525.60.13"
+
+
+def test_a_driver_known_only_by_its_cuda_cannot_drive_a_newer_gpu(matrix):
+    """"The NVIDIA driver on your system is too old (found version 12040)" tells only the CUDA the
+    driver supports (12.4: an R550 driver, older than CUDA 12.5's 555.42.02 toolkit driver). Such a
+    driver drives no Blackwell GPU (first driver 570.86.10), so no CUDA build fits an RTX 5090 there —
+    it used to plan torch 2.10.0+cu128 under minor-version compatibility (newcomer3 #2) — while an
+    Ampere GPU (driven since R455) still gets a build."""
+    from dataclasses import replace
+
+    from envcheck.resolve import resolve
+
+    for gpu, fits in (("RTX 5090", False), ("RTX 5080", False), ("RTX 3090", True), ("A100", True)):
+        base = plan_for(matrix, gpus=[gpu]).machine
+        res = resolve(replace(base, cuda_driver_max="12.4"), Request(backend="cuda"), matrix)
+        assert (res.chosen is not None) == fits, (gpu, res.chosen)
+        if not fits:
+            why = [r.message for c in res.candidates if c.build.backend == "cuda" for r in c.reasons
+                   if r.code == "driver" and "supports CUDA ≤ 12.4" in r.message and "cannot drive" in r.message]
+            assert why and "570.86.10" in why[0], why[:1]
+
+
+def test_explain_asks_for_the_gpus_first_driver_not_a_build(cli):
+    r = cli(["explain", "--no-probe", "--gpu", "RTX 5090",
+             "RuntimeError: The NVIDIA driver on your system is too old (found version 12040)."])
+    assert "≥ 570.86.10" in r.out and "pip install" not in r.out, r.out
