@@ -61,12 +61,10 @@ def test_verify_fails_arch_compat_for_an_installed_rocm_6_4_wheel(tmp_path):
     from pathlib import Path
 
     from envcheck.matrix import load_matrix
-    from tests.verify.conftest import venv_python
+    from tests.verify.conftest import make_torch_venv, venv_python
 
-    given = os.environ.get("ENVCHECK_TEST_TORCH_VENV")
-    if not given:
-        pytest.skip("needs a venv with torch (ENVCHECK_TEST_TORCH_VENV) to record facts from")
-    py = venv_python(Path(given))
+    given = os.environ.get("ENVCHECK_TEST_TORCH_VENV")  # a venv with torch 2.13.0 saves the install here
+    py = venv_python(Path(given)) if given else make_torch_venv(tmp_path / "venv", "torch==2.13.0", "numpy")
     r = run_cli(["verify", "--python", str(py), "--checks", "import_torch,arch_compat", "--json"])
     doc = copy.deepcopy(r.json())
     f = doc["facts"]
