@@ -113,7 +113,7 @@ def test_lock_matches(matrix):
 def test_lock_lists_every_difference(matrix):
     f = facts(torch="2.6.0+cu126", cuda="12.6", arch=["sm_80", "sm_90"])
     f.data["runs"]["cuda_build"]["data"].update(cudnn=90501, nccl="2.21.5")
-    diffs = [m for m, _ in lock_differences(Context(f, matrix), lock_from_dict(LOCK))]
+    diffs = [m for m, *_ in lock_differences(Context(f, matrix), lock_from_dict(LOCK))]
     assert diffs == ["torch: lock 2.7.0+cu128, installed 2.6.0+cu126", "variant: lock cu128, installed cu126",
                      "CUDA: lock 12.8, torch.version.cuda 12.6", "cuDNN: lock 9.7.1.26 (90701), loaded 9.5.1",
                      "NCCL: lock 2.26.2, loaded 2.21.5", "arch list lacks sm_120 the lock expects"]
