@@ -820,7 +820,10 @@ def libhsa_fix(ctx: Context) -> str:
     where = f" (found: {', '.join(bundled)})" if bundled else ""
     if step is None:
         return f"Remove the libhsa-runtime64.so that the torch wheel bundles in torch/lib{where}."
-    return f"{step.description}{where}: `{step.shell.strip()}`"
+    # one line the user can paste: the step's lines joined by && (newlines are lost in a one-line fix,
+    # and `location=… cd "${location}…"` on one line expands ${location} before the assignment)
+    shell = " && ".join(line.strip() for line in step.shell.splitlines() if line.strip())
+    return f"{step.description}{where}: `{shell}`"
 
 
 def _reinstall_same(ctx: Context) -> Optional[str]:

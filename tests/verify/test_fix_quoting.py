@@ -122,3 +122,25 @@ def test_shell_words_round_trip():
     assert shell_command(["C:\\a b\\python.exe", "x;y", "it's", "$env:X"], windows=True) == \
         "& 'C:\\a b\\python.exe' 'x;y' 'it''s' '$env:X'"
     assert shell_command(["x", "a\u2019b"], windows=True) == "x 'a\u2019\u2019b'"
+
+
+def test_the_wsl_libhsa_fix_pasted_into_bash_removes_the_bundled_library(tmp_path, cli):
+    """The fix is a multi-line step (rocm-wsl.toml remove-bundled-libhsa) printed on one line: pasted
+    as printed, `location=… cd "${location}…"` expanded ${location} before the assignment ("cd: too
+    many arguments", nothing removed; newcomer3 #6). Run as printed in real bash against a stand-in
+    `python` whose `pip show torch` names a folder holding the bundled library."""
+    r = cli(["explain", "--no-probe", "--gpu", "RX 7900 XTX", "--wsl", "RuntimeError: No HIP GPUs are available"])
+    fix = next(line for line in r.out.splitlines() if line.strip().startswith("fix:"))
+    line = next(c for c in commands(fix) if "libhsa" in c)
+    site = tmp_path / "site packages"
+    (site / "torch" / "lib").mkdir(parents=True)
+    (site / "torch" / "lib" / "libhsa-runtime64.so.1").write_text("")
+    (site / "torch" / "lib" / "libtorch.so").write_text("")
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "python").write_text(f"#!/bin/sh\nprintf 'Name: torch\\nLocation: %s\\n' '{site}'\n")
+    (stub / "python").chmod(0o755)
+    env = {"PATH": f"{stub}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    p = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, (line, p.stderr)
+    assert sorted(x.name for x in (site / "torch" / "lib").iterdir()) == ["libtorch.so"], line
