@@ -182,7 +182,39 @@ def prolog_paths(options: SlurmOptions) -> SlurmOptions:
             raise UsageError(f"--envcheck {exe}: not on PATH here; a prolog runs with slurmd's PATH, so give the "
                              "absolute path of envcheck on the nodes (--envcheck /opt/envcheck/bin/envcheck)")
         exe = found
+    if options.python is None:
+        _envcheck_python_has_torch(exe)
     return dataclasses.replace(options, envcheck=os.path.abspath(exe), reports=os.path.abspath(options.reports))
+
+
+def _envcheck_python_has_torch(exe: str) -> None:
+    """Without ``--python`` the prolog verifies the interpreter envcheck runs in. Installed in a venv of
+    its own (as the README's first command does), that one has no torch: every node would fail
+    ``import_torch`` and be drained (newcomer3 #3). The interpreter is read from envcheck's launcher
+    (its ``#!`` line) and asked, with a deadline, whether it can import torch.
+
+    Raises:
+        UsageError: that interpreter has no torch.
+    """
+    import subprocess
+
+    try:
+        with open(exe, "rb") as fh:
+            first = fh.readline(4096).decode("utf-8", "replace").strip()
+    except OSError:
+        return  # not readable here: the nodes may differ anyway
+    if not first.startswith("#!") or not first[2:].strip():
+        return
+    interp = first[2:].strip().split()[0]
+    try:
+        r = subprocess.run([interp, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"],
+                           capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    if r.returncode == 1:
+        raise UsageError(f"--prolog without --python verifies the interpreter envcheck runs in ({interp}), which has "
+                         "no torch: every node would fail import_torch and be drained; give the training "
+                         "environment's interpreter on the nodes (--python /shared/venv/bin/python)")
 
 
 @dataclass(frozen=True)

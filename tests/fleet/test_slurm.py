@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -135,7 +136,6 @@ def test_prolog_paths_are_absolute_and_a_missing_envcheck_fails_loudly(tmp_path,
     went wherever slurmd's folder is. Now both are absolute, resolved when written, and a missing
     envcheck fails the prolog with a line saying so."""
     import os
-    import sys
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -158,3 +158,31 @@ def test_prolog_refuses_an_envcheck_it_cannot_find(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     r = run_cli(["fleet", "slurm", "--prolog"])
     assert r.code == 2 and "--envcheck envcheck: not on PATH here" in r.err, r.err
+
+
+@pytest.mark.subprocess
+def test_prolog_without_python_refuses_an_envcheck_whose_interpreter_has_no_torch(tmp_path):
+    """README: envcheck in a venv of its own; the prolog without --python then verifies that venv,
+    which has no torch, and Slurm would drain every node (newcomer3 #3). A real launcher whose #!
+    names an interpreter without torch (the test venv's) is refused; one with torch (a stand-in
+    interpreter that has a 'torch' module) is taken."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("the test interpreter has torch")
+    launcher = tmp_path / "bin" / "envcheck"
+    launcher.parent.mkdir()
+    launcher.write_text(f"#!{sys.executable}\nimport sys\nfrom envcheck.cli import main\nsys.exit(main())\n")
+    launcher.chmod(0o755)
+    r = run_cli(["fleet", "slurm", "--prolog", "--envcheck", str(launcher)])
+    assert r.code == 2 and "has no torch" in r.err and "--python" in r.err, r.err
+    assert r.out == ""
+    # an interpreter that finds a torch package: a wrapper putting a folder with torch/ on its path
+    (tmp_path / "site" / "torch").mkdir(parents=True)
+    (tmp_path / "site" / "torch" / "__init__.py").write_text("")
+    wrapper = tmp_path / "bin" / "py"
+    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={tmp_path / 'site'} exec {sys.executable} \"$@\"\n")
+    wrapper.chmod(0o755)
+    launcher.write_text(f"#!{wrapper}\n")
+    r = run_cli(["fleet", "slurm", "--prolog", "--envcheck", str(launcher)])
+    assert r.code == 0 and str(launcher) in r.out, r.err
