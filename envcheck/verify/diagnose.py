@@ -24,6 +24,7 @@ from envcheck.verify.rules import (
     HELPERS,
     Garbled,
     arch_report,
+    companion_mismatch,
     load_rules,
     load_tolerances,
     match,
@@ -170,6 +171,17 @@ class _Judge:
         if hits:
             f = hits[0]
             return Check(name, "fail", secs, f"{seen} — {f.cause}", f.fix, f.rule)
+        pkg = name[: -len("_compat")] if name in ("torchvision_compat", "torchaudio_compat") else ""
+        if pkg and companion_mismatch(self.ctx, pkg):
+            # whatever the failure says ("'_OpNamespace' 'torchvision' object has no attribute 'nms'"),
+            # a companion built for another torch is the cause the facts show
+            self.ctx.groups = {"pkg": pkg}
+            try:
+                cause, fix = HELPERS["companion_cause"](self.ctx), HELPERS["companion_fix"](self.ctx)
+            finally:
+                self.ctx.groups = {}
+            return Check(name, "fail", secs, f"{seen} — {cause}", fix,
+                         "torchvision-op-missing" if pkg == "torchvision" else "")
         generic = GENERIC_FIX.get(outcome or "", "")
         limit = run.get("timeout")
         if outcome == "timeout" and isinstance(limit, (int, float)) and limit < SHORT_TIMEOUT:

@@ -599,6 +599,16 @@ def _requires_torch(ctx: Context, pkg: str) -> Optional[str]:
     return None
 
 
+def companion_mismatch(ctx: Context, pkg: str) -> bool:
+    """Whether the installed ``pkg`` (torchvision/torchaudio) is built for another torch release than
+    the one loaded: its metadata's ``Requires-Dist: torch==X``, else the matrix's pairing."""
+    dists = ctx.facts.packages(pkg)
+    version = dists[0].get("version") if dists else None
+    want = _requires_torch(ctx, pkg) or (_pair_for(ctx, pkg, version) if version else None)
+    loaded = public_version(ctx.facts.torch_version)
+    return bool(want and loaded and public_version(want) != loaded)
+
+
 @helper
 def companion_cause(ctx: Context) -> str:
     pkg, version = _companion(ctx)
