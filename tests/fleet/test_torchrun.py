@@ -149,3 +149,29 @@ def test_collectives_without_torch_fail_with_the_reason(tmp_path, monkeypatch):
     assert r.code == 1, r.err
     check = next(c for c in r.json()["checks"] if c["name"] == "collectives")
     assert check["status"] == "fail" and "import torch failed" in check["detail"]
+
+
+def test_a_rank_that_fails_a_check_lets_the_others_write_their_reports(envcheck_torch_venv, tmp_path):
+    """One rank's failed check (exit 1) made torchrun stop the other ranks before they wrote their
+    reports, and merge called them crashed (newcomer3 #4). Under torchrun with --report every rank
+    exits 0 once its report is written; the reports carry the failure and merge exits 1. The failure
+    here: a lock for another torch (2.12.0) than the venv's 2.13.0."""
+    lock_dir = tmp_path / "lock"
+    r = run_cli(["plan", "--backend", "cpu", "--torch", "2.12.0", "--python", "3.11", "--os", "linux",
+                 "--format", "lock", "-o", str(lock_dir)])
+    assert r.code == 0, r.err
+    env = {**os.environ, "PATH": f"{envcheck_torch_venv}{os.pathsep}{os.environ['PATH']}", "ENVCHECK_NODE": "n1"}
+    for var in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"):
+        env.pop(var, None)
+    p = subprocess.run([str(envcheck_torch_venv / "torchrun"), "--nnodes", "1", "--nproc-per-node", "2",
+                        "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{free_port()}", "--no-python",
+                        "envcheck", "verify", "--distributed", "--tier", "quick",
+                        "--lock", str(lock_dir / "envcheck.lock.toml"), "--report", "reports/"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert sorted(x.name for x in (tmp_path / "reports").iterdir()) == ["n1-rank0.json", "n1-rank1.json"]
+    for f in (tmp_path / "reports").iterdir():
+        lock = next(c for c in json.loads(f.read_text())["checks"] if c["name"] == "lock")
+        assert lock["status"] == "fail", lock
+    merged = run_cli(["fleet", "merge", str(tmp_path / "reports")])
+    assert merged.code == 1 and "missing ranks" not in merged.out, merged.out
