@@ -37,6 +37,11 @@ def contradiction(m: Mapping[str, Any]) -> Optional[Problem]:
             return ".tegra", f"a Jetson (Tegra) board has an aarch64 CPU, not arch = {arch!r}"
         if os not in (None, "linux"):
             return ".tegra", f"a Jetson (Tegra) board runs Linux (JetPack), not os = {os!r}"
+        if m.get("wsl"):
+            return ".wsl", "a Jetson (Tegra) board runs Linux (JetPack) on the board itself, never as a WSL guest"
+    problem = _driver_grammar(m)
+    if problem:
+        return problem
     for key, where in (("glibc", "linux"), ("distro", "linux"), ("macos", "macos")):
         if m.get(key) is not None and os not in (None, where):
             return f".{key}", f"describes {'Linux' if where == 'linux' else 'macOS'}, but os = {os!r}"
@@ -45,6 +50,25 @@ def contradiction(m: Mapping[str, Any]) -> Optional[Problem]:
             continue
         if os not in (None, "macos"):  # (not its CPU: an x86_64 Python under Rosetta 2 probes x86_64)
             return f".gpus[{i}].vendor", f"the {g.get('name')} is an Apple-silicon GPU, only in Macs; os = {os!r}"
+    return None
+
+
+def _driver_grammar(m: Mapping[str, Any]) -> Optional[Problem]:
+    """An NVIDIA driver numbers its branch in the hundreds (R470, R580: ``570.124.06``, Windows
+    ``572.16``); AMD's Adrenalin driver is year.month.release (``24.12.1``). A version of the other
+    shape is the other vendor's driver given for this GPU (or a typo), not a very old or very new one."""
+    nv, amd = m.get("nvidia_driver"), m.get("amd_driver")
+    for key, value, ok, shape in (
+            ("nvidia_driver", nv, lambda major, n: 100 <= major <= 999 and n <= 3, "an NVIDIA driver is NNN.NN[.NN] "
+             "(570.124.06, Windows 572.16)"),
+            ("amd_driver", amd, lambda major, n: major < 100 and n <= 3, "AMD's Adrenalin driver is "
+             "year.month.release (24.12.1)")):
+        if not isinstance(value, str):
+            continue
+        parts = value.split(".")
+        if not parts[0].isdigit() or not ok(int(parts[0]), len(parts)):
+            other = " — that is the shape of the other vendor's driver" if len(parts) <= 3 else ""
+            return f".{key}", f"{value} is not a version of this driver: {shape}{other}"
     return None
 
 

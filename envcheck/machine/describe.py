@@ -62,7 +62,9 @@ def split_count(raw: str) -> Tuple[str, int]:
         mt = re.fullmatch(rx, text, re.I)
         if mt:
             count = int(mt.group(3 - name_group))
-            return mt.group(name_group).strip(), max(1, count)
+            if count < 1:  # "0x H100": no GPU is not one GPU
+                raise UsageError(f"--gpu {raw!r}: a count of {count}; give 1 or more (or leave the GPU out)")
+            return mt.group(name_group).strip(), count
     return text, 1
 
 

@@ -139,3 +139,22 @@ def test_a_matrix_folder_without_torch_builds_is_bad_input(tmp_path):
     shutil.copy(ROOT / "matrices" / "cuda.toml", tmp_path / "cuda.toml")
     r = run_cli(["plan", "--matrices", str(tmp_path), "--backend", "cpu"])
     assert r.code == 2 and r.err.count("\n") == 1 and "holds no torch release or build" in r.err, r.err
+
+
+@pytest.mark.parametrize("argv, key", [
+    (["--gpu", "7900xtx", "--wsl", "--driver", "570.124.06"], "amd_driver"),    # an NVIDIA number for AMD
+    (["--gpu", "RTX 4090", "--driver", "25.3.1"], "nvidia_driver"),              # an Adrenalin number for NVIDIA
+    (["--gpu", "RTX 4090", "--driver", "570.124.06.1.2"], "nvidia_driver"),
+    (["--gpu", "RTX 4090", "--driver", "99999999999999999999.1"], None),
+    (["--gpu", "Jetson AGX Orin", "--wsl"], "wsl"),                               # a Jetson is never a WSL guest
+    (["--gpu", "0x H100"], "a count of 0"),                                        # was one H100
+])
+def test_a_driver_of_the_other_vendor_or_a_jetson_under_wsl_is_bad_input(argv, key):
+    """breaker3 F10: these planned (the NVIDIA number as 'the newest Adrenalin ever', a Linux Jetson
+    under WSL) or said 'no build fits' (exit 1) instead of naming the bad value."""
+    from tests.conftest import run_cli
+
+    r = run_cli(["plan", *argv, "--no-config"])
+    assert r.code == 2 and "Traceback" not in r.err, (argv, r.code, r.err)
+    if key:
+        assert key in r.err, r.err
