@@ -12,6 +12,7 @@ schema 1 files).
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import field, fields
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
@@ -309,6 +310,39 @@ def _index_url(value: Any) -> Any:
 
 _TEXT = text(2000)
 
+_HASH = re.compile(r"--hash=sha256:[0-9a-f]{64}")
+_INDEX_OPTIONS = ("--no-index --find-links", "--index-url", "--extra-index-url", "--find-links")
+
+
+def _pip_line(value: Any) -> Any:
+    """A ``[pip] lines`` entry as the plan writes it: an index option (``--index-url URL``,
+    ``--find-links URL``, ``--no-index --find-links FOLDER``) or a requirement (``torch==2.13.0+cpu``,
+    ``numpy<2``) with optional ``--hash=sha256:…`` options — the problem in words otherwise (a line
+    ``torch==2.13.0+cpu; touch /tmp/x`` was repeated in verify's fix)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if not isinstance(value, str):
+        return "expected a string"
+    for opt in _INDEX_OPTIONS:
+        if value.startswith(opt + " "):
+            where = value[len(opt) + 1:]
+            if not where or any(c.isspace() or c in "\"'`$;&|<>()" for c in where):
+                return f"{opt} takes one URL or folder, without spaces or shell characters"
+            return True if "://" not in where else _index_url(where)
+    words = value.split(" ")
+    if any(not _HASH.fullmatch(w) for w in words[1:]):
+        return "a requirement line is one requirement, optionally followed by --hash=sha256:<64 hex digits> options"
+    try:
+        req = Requirement(words[0])
+    except InvalidRequirement as exc:
+        return f"not a requirement: {exc}"
+    if req.url or req.marker:
+        return "a requirement line names a package and its versions (no URL, no marker)"
+    return True
+
+
+_PIP_LINE = Scalar("a requirement or index option line", _pip_line, json={"type": "string"})
+
 #: ``[expect]``: what verify must find. Keys a newer envcheck adds are allowed (plain data).
 EXPECT = Table({
     "torch_version": req("version"), "variant": req(_TEXT), "python": "python_or_empty",
@@ -336,7 +370,7 @@ LOCK = Table({
     "request": Table({"torch": _TEXT, "backend": _TEXT, "compile": "bool"}, unknown="allow", extra=plain(2000)),
     "machine": "any",
     "build": req(BUILD), "expect": req(EXPECT),
-    "pip": Table({"lines": list_of(text(4000))}, unknown="allow", extra=plain(4000)),
+    "pip": Table({"lines": list_of(_PIP_LINE)}, unknown="allow", extra=plain(4000)),
     # the plan's steps, for people and `docker`: shell text over several lines, not read by verify
     "post_install": list_of(Table({}, unknown="allow")), "step": list_of(Table({}, unknown="allow")),
 }, unknown="allow", extra=plain(4000))
