@@ -17,14 +17,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 
+from envcheck.jsontypes import JSON
+
 if TYPE_CHECKING:  # pragma: no cover
     from envcheck.matrix import Matrix
 
 Problem = Tuple[str, str]
 
 
-def contradiction(m: Mapping[str, Any]) -> Optional[Problem]:
+def contradiction(fields: Mapping[str, JSON]) -> Optional[Problem]:
     """The first pair of ``[machine]`` fields that contradict each other (``None``: none do)."""
+    m: Mapping[str, Any] = fields  # values of any JSON shape: each rule reads the ones it knows
     os, arch = m.get("os"), m.get("arch")
     if m.get("wsl") and os not in (None, "linux"):
         return ".wsl", f"WSL2 runs Linux: wsl = true describes os = \"linux\", not os = {os!r}"
@@ -72,8 +75,9 @@ def _driver_grammar(m: Mapping[str, Any]) -> Optional[Problem]:
     return None
 
 
-def contradiction_with_data(m: Mapping[str, Any], matrix: Matrix) -> Optional[Problem]:
+def contradiction_with_data(fields: Mapping[str, JSON], matrix: Matrix) -> Optional[Problem]:
     """The first field the matrix's facts contradict (``None``: none, or the matrix has no row to say)."""
+    m: Mapping[str, Any] = fields
     from envcheck.matrix.model import vkey
 
     distro, glibc = m.get("distro"), m.get("glibc")
