@@ -321,8 +321,8 @@ def _pip_line(value: Any) -> Any:
     ``torch==2.13.0+cpu; touch /tmp/x`` was repeated in verify's fix)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    if not isinstance(value, str):
-        return "expected a string"
+    if not isinstance(value, str) or not value.isprintable() or len(value) > 4000:
+        return "expected printable text on one line"
     for opt in _INDEX_OPTIONS:
         if value.startswith(opt + " "):
             where = value[len(opt) + 1:]
