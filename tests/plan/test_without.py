@@ -95,12 +95,9 @@ def test_install_sh_with_without_runs_for_real(tmp_path):
     from pathlib import Path
 
     from tests.conftest import run_cli
-    from tests.verify.conftest import make_torch_venv
+    from tests.verify.conftest import given_or_new_torch_venv
 
-    given = os.environ.get("ENVCHECK_TEST_TORCH_VENV")
-    venv = Path(given) if given else tmp_path / "venv"
-    if not given:
-        make_torch_venv(venv, "torch==2.13.0", "numpy")
+    venv = given_or_new_torch_venv(tmp_path / "venv")
     py = f"{sys.version_info[0]}.{sys.version_info[1]}"
     out = tmp_path / "scr"
     r = run_cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", py, "--os", "linux",

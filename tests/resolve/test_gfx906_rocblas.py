@@ -57,14 +57,11 @@ def test_verify_fails_arch_compat_for_an_installed_rocm_6_4_wheel(tmp_path):
     """Facts replayed as a Radeon VII running torch 2.9.1+rocm6.4 (recorded from the real CPU venv's
     collector, the device and build facts set as a ROCm torch reports them): arch_compat fails
     although the arch list names gfx906, and the fix is the plan's rocm6.3 build."""
-    import os
-    from pathlib import Path
 
     from envcheck.matrix import load_matrix
-    from tests.verify.conftest import make_torch_venv, venv_python
+    from tests.verify.conftest import given_or_new_torch_venv, venv_python
 
-    given = os.environ.get("ENVCHECK_TEST_TORCH_VENV")  # a venv with torch 2.13.0 saves the install here
-    py = venv_python(Path(given)) if given else make_torch_venv(tmp_path / "venv", "torch==2.13.0", "numpy")
+    py = venv_python(given_or_new_torch_venv(tmp_path / "venv"))
     r = run_cli(["verify", "--python", str(py), "--checks", "import_torch,arch_compat", "--json"])
     doc = copy.deepcopy(r.json())
     f = doc["facts"]

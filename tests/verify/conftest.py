@@ -34,6 +34,16 @@ def make_torch_venv(root: Path, *specs: str) -> Path:
     return py
 
 
+def given_or_new_torch_venv(root: Path) -> Path:
+    """The venv folder of ``ENVCHECK_TEST_TORCH_VENV`` when set, else a fresh one at ``root`` with
+    torch 2.13.0 (CPU) and NumPy — for tests that need the folder itself, not only its python."""
+    given = os.environ.get("ENVCHECK_TEST_TORCH_VENV")
+    if given:
+        return Path(given)
+    make_torch_venv(root, "torch==2.13.0", "numpy")
+    return root
+
+
 @pytest.fixture(scope="session")
 def torch_venv(tmp_path_factory) -> Path:
     """The python of a venv with torch 2.13.0 (CPU build)."""
