@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import field, fields
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
 
-from envcheck.record import record
+from envcheck.record import field, fields, record
 from envcheck.errors import DataFileError
 from envcheck.machine.model import Machine
 from envcheck.schema import Scalar, Table, enum, list_of, plain, req, text, validate

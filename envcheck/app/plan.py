@@ -3,11 +3,10 @@ one (probe) — and make the install plan. No argparse, no printing."""
 
 from __future__ import annotations
 
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple, cast
 
-from envcheck.record import record
+from envcheck.record import field, record, replace
 from envcheck.errors import UsageError
 from envcheck.jsontypes import JSON, JSONObject
 
@@ -306,8 +305,6 @@ def only_packages(p: Plan, matrix: Matrix, packages: str) -> Plan:
     Raises:
         UsageError: a package the plan does not pin, or a list without torch.
     """
-    import dataclasses
-
     from envcheck.docker.wheelhouse import select_pins
     from envcheck.resolve.recipe import build_recipe
 
@@ -315,7 +312,7 @@ def only_packages(p: Plan, matrix: Matrix, packages: str) -> Plan:
     dropped = [f"{k}{v}" for k, v in p.requires.items()]
     notes = list(p.notes) + ([f"--packages: {', '.join(dropped)} left out of the install (torch imports without "
                               "NumPy, with a warning; install it yourself for .numpy()/from_numpy)"] if dropped else [])
-    out = dataclasses.replace(p, pins=pins, requires={}, notes=notes,
+    out = replace(p, pins=pins, requires={}, notes=notes,
                               hashes={k: v for k, v in p.hashes.items() if k in pins},
                               without=tuple(sorted(set(p.without) | (set(p.pins) - set(pins)))))
     out.recipe = build_recipe(out, matrix, p.resolution.request.compile, p.steps)

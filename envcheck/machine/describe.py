@@ -8,7 +8,7 @@ replaces the GPU list, every other flag replaces one field. Each fact set here i
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from envcheck.record import replace
 from typing import List, Optional, Sequence, Tuple
 
 from envcheck.errors import UsageError

@@ -8,10 +8,9 @@ One type for all three, so ``envcheck probe -o machine.toml`` on a cluster node 
 
 from __future__ import annotations
 
-from dataclasses import asdict, field
 from typing import Dict, List, Optional
 
-from envcheck.record import record
+from envcheck.record import asdict, field, record
 from envcheck.jsontypes import JSON, JSONObject
 from envcheck.schema import CPU_ARCHES, OSES  # noqa: F401 (the vocabulary, defined once)
 

@@ -9,13 +9,12 @@ wraps :class:`packaging.version.Version`.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from functools import lru_cache
 from typing import Mapping, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from envcheck.record import record
+from envcheck.record import field, record
 from envcheck.schema import CONFIDENCE_LEVELS, PLATFORMS, VENDORS  # noqa: F401 (the vocabulary, defined once)
 
 #: The order of a plan's recipe steps (``[[recipe]] kind``, matrices/README.md "recipe.toml").

@@ -238,7 +238,7 @@ def _without_request_limits(res: Resolution, ctx: Context, release_index: Dict[s
     resolver picks without that limit, and why the limit excluded it — the first release with code
     for the GPU for ``--torch``, the backend the GPU needs for ``--backend``. One answer: each
     sentence comes from :func:`resolve` on the relaxed request, never from a second rule."""
-    from dataclasses import replace
+    from envcheck.record import replace
 
     req = ctx.request
     out: List[str] = []
@@ -266,7 +266,7 @@ def _without_request_limits(res: Resolution, ctx: Context, release_index: Dict[s
 def _one_gpu_only(res: Resolution, ctx: Context) -> List[str]:
     """No build serves all NVIDIA GPUs together: for each GPU model, the resolver's pick when the plan
     serves that model alone (the others hidden from CUDA) — an RTX 5090 beside a GTX 1080."""
-    from dataclasses import replace
+    from envcheck.record import replace
 
     machine = ctx.machine
     models = list(dict.fromkeys(g.name for g in machine.served_gpus if g.vendor == "nvidia"))

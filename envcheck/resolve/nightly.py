@@ -9,7 +9,7 @@ and companions are left unpinned (each night has its own torchvision/torchaudio 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from envcheck.record import replace
 from typing import List, Optional
 
 from envcheck.machine.model import Machine

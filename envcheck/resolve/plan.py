@@ -8,10 +8,9 @@ machine needs, the conda and Docker choices, and what ``verify`` must find later
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from envcheck.record import record
+from envcheck.record import field, record
 from envcheck.errors import UsageError
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import BaseImage, Marker, Step, vkey

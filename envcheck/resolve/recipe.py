@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Sequence, Tuple
 
-from envcheck.record import record
+from envcheck.record import field, record
 from envcheck.jsontypes import JSONObject
 from envcheck.matrix.model import RECIPE_KINDS, RecipeRow, Step, vkey
 

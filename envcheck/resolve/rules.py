@@ -28,11 +28,10 @@ all come from the matrix; the *rules* below are the general laws those facts obe
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from functools import lru_cache
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from envcheck.record import record
+from envcheck.record import field, record
 from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import BlasGap, Build, Release, python_key, vkey

@@ -105,3 +105,95 @@ def test_matrix_rows_keep_their_methods():
     assert b.backend == "cuda" and b.version_of("2.7.0") == "2.7.0+cu128"
     assert Release(version="2.7.0") == Release(version="2.7.0")
     assert dataclasses.is_dataclass(b)
+
+
+# -- no dataclasses at start-up; envcheck.record's fields/replace/asdict give dataclasses' answers --
+
+@pytest.mark.subprocess
+def test_defining_and_using_records_imports_no_dataclasses():
+    """The bookkeeping is @record's own: defining records, making, comparing, hashing, replacing
+    and converting them loads neither dataclasses nor inspect (~9 ms a start, issue #9)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom envcheck.record import asdict, field, fields, record, replace\n"
+            "@record(frozen=True)\nclass A:\n    x: int = 0\n    tags: tuple = ()\n"
+            "@record\nclass B:\n    a: A\n    items: list = field(default_factory=list)\n"
+            "b = B(A(1), [A(2)])\nassert replace(b.a, x=3) == A(3) and hash(A(1)) == hash(A(1))\n"
+            "assert asdict(b) == {'a': {'x': 1, 'tags': ()}, 'items': [{'x': 2, 'tags': ()}]}\n"
+            "assert [f.name for f in fields(B)] == ['a', 'items']\n"
+            "print(sorted({'dataclasses', 'inspect', 'typing'} & set(sys.modules)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_record_helpers_answer_as_dataclasses_do():
+    from envcheck import record as rec
+
+    r = RRow(("a",), "official", "x", tags=("t",), env={"K": "v"}, hidden=3)
+    d = DRow(("a",), "official", "x", tags=("t",), env={"K": "v"}, hidden=3)
+    mine = [(f.name, f.type, f.init, f.repr, f.compare, f.hash) for f in rec.fields(r)]
+    theirs = [(f.name, f.type, f.init, f.repr, f.compare, f.hash) for f in dataclasses.fields(d)]
+    assert mine == theirs
+    assert [f.name for f in rec.fields(d)] == [t[0] for t in theirs]  # a real dataclass: handed over
+    assert rec.asdict(r) == dataclasses.asdict(d) == {"source": ("a",), "confidence": "official", "name": "x",
+                                                       "tags": ("t",), "env": {"K": "v"}, "hidden": 3}
+    assert rec.asdict(r)["env"] is not r.env  # copied, as dataclasses.asdict does
+    assert rec.replace(r, name="y") == RRow(("a",), "official", "y", ("t",), {"K": "v"})
+    m = Mutable("abc")
+    with pytest.raises(ValueError, match="init=False"):
+        rec.replace(m, later=1)
+    assert rec.replace(m, need="z").later == 1  # __post_init__ runs again
+    assert rec.is_record(r) and rec.is_record(RRow) and not rec.is_record(d)
+
+
+def test_dataclasses_sees_records_as_dataclasses():
+    """``dataclasses.fields/replace/asdict/is_dataclass`` on a record: its dataclass fields are
+    made on first use; a @dataclass may subclass a record."""
+    assert dataclasses.is_dataclass(RRow) and dataclasses.is_dataclass(Mutable("a"))
+    assert [f.name for f in dataclasses.fields(Mutable)] == ["need", "items", "later"]
+    assert [f.init for f in dataclasses.fields(Mutable)] == [True, True, False]
+    assert dataclasses.replace(Mutable("ab"), items=[1]).items == [1]
+
+    @dataclasses.dataclass
+    class Sub(Mutable):
+        extra: int = 0
+
+    assert [f.name for f in dataclasses.fields(Sub)] == ["need", "items", "later", "extra"]
+    assert Sub("abcd", extra=2).later == 4
+
+
+def test_class_body_rules_as_dataclass():
+    from typing import ClassVar
+
+    from envcheck.record import field as rfield
+
+    @record
+    class WithClassVar:
+        KIND: ClassVar[str] = "k"
+        x: int = 1
+
+    assert WithClassVar.__match_args__ == ("x",) and WithClassVar().KIND == "k"
+    assert WithClassVar.x == 1  # a plain default stays a class attribute, as dataclass leaves it
+    with pytest.raises(ValueError, match="mutable default"):
+        @record
+        class BadDefault:
+            items: List[int] = []  # noqa: RUF012
+    with pytest.raises(TypeError, match="non-default argument 'y' follows default argument"):
+        @record
+        class BadOrder:
+            x: int = 0
+            y: int  # type: ignore[misc]
+    with pytest.raises(TypeError, match="has no type annotation"):
+        @record
+        class NoAnnotation:
+            x = rfield(default=1)
+    with pytest.raises(ValueError, match="both default and default_factory"):
+        rfield(default=1, default_factory=list)
+
+    @record
+    class Factory:
+        items: List[int] = rfield(default_factory=list)
+
+    assert not hasattr(Factory, "items") and Factory().items == []  # a factory field leaves no class attribute
