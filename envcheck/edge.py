@@ -84,7 +84,10 @@ def comment_text(text: object) -> str:
     """``text`` made safe for one ``#`` comment line in any file envcheck writes: every line break
     (``\\n``, CR, VT, FF, U+001C–U+001E, NEL, U+2028/9) and every other control or format character
     becomes a space, ANSI escape sequences are dropped."""
-    s = _ANSI.sub("", str(text))
+    s = str(text)
+    if s.isprintable():  # no control, format or separator character, so no escape sequence either
+        return s
+    s = _ANSI.sub("", s)
     return "".join(" " if _bad_char(ch) else ch for ch in s)
 
 

@@ -53,11 +53,14 @@ def rejected_summary(plan: Plan, limit: int = 8) -> List[str]:
     Returns lines like ``torch 2.12.0+cu130: [driver] Linux driver 570.124.06 is too old …``.
     """
     floor = vkey(plan.release.version)
+    candidates = plan.resolution.candidates
+    recent = {v for v in {c.release.version for c in candidates} if vkey(v) >= floor}
     seen: Dict[str, Candidate] = {}
-    for c in plan.resolution.rejected:
+    for c in candidates:
+        if c.accepted or c.release.version not in recent:
+            continue
         key = f"{c.release.version}|{c.build.variant}|{c.build.channel}"
-        informative = any(r.code not in _NOISE for r in c.reasons)
-        if key not in seen and informative and vkey(c.release.version) >= floor:
+        if key not in seen and any(r.code not in _NOISE for r in c.reasons):
             seen[key] = c
     lines = []
     for c in list(seen.values())[:limit]:
