@@ -583,7 +583,8 @@ def _pair_for(ctx: Context, pkg: str, version: str) -> Optional[str]:
 
 
 def _companion(ctx: Context) -> tuple:
-    pkg = (ctx.groups.get("pkg") or "torchvision").lower()  # "TorchAudio" in its own message
+    # "TorchAudio" in its own message; `_torch_sox` is the compiled module of torchaudio < 0.8
+    pkg = (ctx.groups.get("pkg") or ("torchaudio" if ctx.groups.get("sox") else "torchvision")).lower()
     dists = ctx.facts.packages(pkg)
     run = ctx.facts.run(f"{pkg}_compat") or {}
     version = (run.get("data") or {}).get("version") or (dists[0].get("version") if dists else None)
@@ -607,6 +608,47 @@ def companion_mismatch(ctx: Context, pkg: str) -> bool:
     want = _requires_torch(ctx, pkg) or (_pair_for(ctx, pkg, version) if version else None)
     loaded = public_version(ctx.facts.torch_version)
     return bool(want and loaded and public_version(want) != loaded)
+
+
+@helper
+def companion_name(ctx: Context) -> str:
+    return _companion(ctx)[0]
+
+
+@helper
+def conflict_fix(ctx: Context) -> str:
+    """pip/uv cannot install two pins of torch at once (``dep`` pins ``need``): install the torch that
+    ``dep`` pins with the companions plan pairs with it, or drop the other pin."""
+    dep, dep_ver, need = ctx.groups.get("dep") or "", ctx.groups.get("depver") or "", ctx.groups.get("need") or ""
+    m = re.match(r"(torch(?:vision|audio)?)(?:\{[^}]*\})?==\s*([\w.]+)", need)
+    who = f"{dep} {dep_ver}".strip() or "the package that pins torch"
+    if m and m.group(1) == "torch" and ctx.release(m.group(2)) is not None:
+        plan, _ = ctx.plan(torch=public_version(m.group(2)))
+        if plan is not None:
+            return (f"Keep one torch for the whole install: either the torch {who} was built for, installed with the "
+                    f"torchvision/torchaudio that pair with it — {ctx.install_command(plan, reinstall=False)} "
+                    f"(`envcheck plan --torch {plan.release.version}`) — and drop your own torch pin, or keep your torch "
+                    f"and install the {dep or 'package'} release built for it.")
+    return (f"Keep one torch for the whole install: drop your own torch/torchvision/torchaudio pins and let {who} bring "
+            f"the torch it needs, or install the {dep or 'package'} release built for your torch; `envcheck plan --torch X.Y` "
+            "pins torch with the torchvision and torchaudio that pair with it.")
+
+
+@helper
+def nvcc_arch_desc(ctx: Context) -> str:
+    """What the matrix knows of the architecture nvcc refused: its GPUs and the CUDA releases that target it."""
+    arch = ctx.groups.get("arch") or ""
+    digits = arch.split("_", 1)[-1]
+    if not digits.isdigit():
+        return (f"the architecture list handed to nvcc is garbled (`{arch}`): TORCH_CUDA_ARCH_LIST or the build's own "
+                "detection produced no GPU number (no GPU visible while building, or a Windows shell that did not "
+                "expand the variable)")
+    row = ctx.matrix.nv_arch(f"sm_{digits}")
+    if row is None or not row.first_cuda:
+        return f"{arch} is not an architecture envcheck has CUDA releases on record for"
+    span = f"CUDA {row.first_cuda} through {row.last_cuda}" if row.last_cuda else f"CUDA {row.first_cuda} and later"
+    return (f"{arch} is compute capability {row.compute_capability} ({row.family} GPUs), which nvcc can target from "
+            f"{span} only")
 
 
 @helper
@@ -1184,6 +1226,18 @@ def ext_desc(ctx: Context) -> str:
 def pkg_desc(ctx: Context) -> str:
     pkg = ctx.groups.get("pkg")
     return f"package {pkg}" if pkg else "package it was asked for"
+
+
+@helper
+def pkg_conflict(ctx: Context) -> str:
+    pkg = ctx.groups.get("pkg")
+    return f" (the conflict it names is over {pkg})" if pkg else ""
+
+
+@helper
+def lib_found(ctx: Context) -> str:
+    lib = ctx.groups.get("lib")
+    return f" ({lib} is not in the installed bitsandbytes)" if lib else ""
 
 
 @helper
