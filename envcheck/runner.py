@@ -22,8 +22,9 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
+
+from envcheck.record import field, record
 
 __all__ = ["Result", "run", "Runner", "Replay", "which", "Stream", "start", "OUTPUT_CAP", "exit_text"]
 
@@ -37,7 +38,7 @@ _CHUNK = 64 * 1024
 _DRAIN = 0.5
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Result:
     """What running a command gave.
 
@@ -279,7 +280,7 @@ def _text(data: Optional[bytes]) -> str:
 Runner = Callable[..., Result]
 
 
-@dataclass
+@record
 class Replay:
     """A runner that answers from recorded outputs (for tests of machines we do not have).
 

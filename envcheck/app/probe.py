@@ -3,15 +3,16 @@ save it as a machine file for ``plan --machine``. No argparse, no printing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
+
+from envcheck.record import record
 
 if TYPE_CHECKING:  # pragma: no cover
     from envcheck.machine.model import Machine
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProbeRequest:
     """Where the matrix is (GPU names and distros), how long each tool may take, whether to ask
     Docker, and the machine file to write (``output``; an existing one only with ``force``)."""
@@ -23,7 +24,7 @@ class ProbeRequest:
     force: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProbeResult:
     """The machine, the file written (if any), and why the matrix could not be read (``warning``:
     distro and GPU names then stay unknown)."""

@@ -87,9 +87,8 @@ def _clean_strings(m: Machine) -> None:
     nvidia-smi or rocminfo, the distro's PRETTY_NAME…) becomes printable text on one line, capped
     in length, before it can reach a rendered file or the terminal — and the same machine saved
     with ``probe -o`` reads back through the machine-file checks."""
-    from dataclasses import fields
-
     from envcheck.edge import clean_name
+    from envcheck.record import fields
 
     def clean_map(d: Dict[str, Any], cap: int) -> Dict[str, Any]:
         out: Dict[str, Any] = {}

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from envcheck.record import field, record
 from envcheck.machine.model import GpuDevice
 from envcheck.runner import Result, Runner, run
 
@@ -22,7 +22,7 @@ from envcheck.runner import Result, Runner, run
 DEFAULT_TIMEOUT = 5.0
 
 
-@dataclass
+@record
 class ProbeContext:
     """The machine being probed, as probe steps see it.
 
@@ -129,7 +129,7 @@ def first_line(text: str, width: int = 160) -> str:
     return ""
 
 
-@dataclass
+@record
 class Finding:
     """What one probe step learned: Machine field values, GPUs, and how / why-unknown notes.
 
