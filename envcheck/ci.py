@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Iterable, Mapping, Optional, Sequence, TextIO
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
+if TYPE_CHECKING:
+    from typing import Iterable, Mapping, Optional, Sequence, TextIO
 
 __all__ = ["in_github_actions", "annotate", "escape_data", "escape_property", "write_summary", "markdown_table"]
 

@@ -18,11 +18,13 @@ YAML writers for data.
 from __future__ import annotations
 
 import re
-import unicodedata
-from typing import Optional, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
 from envcheck.errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 #: Longest name accepted from a file or a tool (a GPU's marketing name is < 64 characters).
 NAME_MAX = 200
@@ -43,6 +45,8 @@ _URL_FORBIDDEN = set(" \t\"'`$\\;|&<>(){}*?!^#")
 def _bad_char(ch: str) -> bool:
     """A control, format (bidi overrides), surrogate, private-use, unassigned or line/paragraph
     separator character."""
+    import unicodedata  # (only for text that is not plainly printable)
+
     cat = unicodedata.category(ch)
     return cat[0] == "C" or cat in ("Zl", "Zp")
 

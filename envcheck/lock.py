@@ -11,8 +11,8 @@ schema 1 files).
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
+import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
 
@@ -204,7 +204,8 @@ def lock_document(plan: PlanLike, generated: Optional[str] = None) -> Dict[str, 
 
     b, r = plan.build, plan.release
     res = plan.resolution
-    now = generated or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    # datetime's now(utc).replace(microsecond=0).isoformat(), without importing datetime (start-up, #9)
+    now = generated or time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
     doc: Dict[str, Any] = {
         "schema": LOCK_SCHEMA,
         "generated": now,

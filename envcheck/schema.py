@@ -27,7 +27,6 @@ facts parts of them to the specs here.
 
 from __future__ import annotations
 
-import math
 import re
 from functools import cache
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
@@ -206,6 +205,8 @@ def text(max_len: int, what: str = "") -> Scalar:
 
 # -- the shared value types ----------------------------------------------------------------------
 def _finite(v: Any) -> bool:
+    import math  # (loaded only where a file is checked: not on a start from cached data)
+
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
@@ -479,6 +480,7 @@ def describe(v: Any) -> str:
     if isinstance(v, (dict, list)):
         return kind
     import json  # only for a message
+    import math
 
     try:
         shown = json.dumps(v, ensure_ascii=True) if not isinstance(v, float) or math.isfinite(v) else repr(v)

@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from envcheck.cli.conventions import COMMAND_HELP, TAKES_VALUE
+from envcheck.cli.conventions import COMMAND_HELP, TAKES_VALUE, Parser
 from envcheck.errors import EnvcheckError
 
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
@@ -31,7 +31,7 @@ envcheck makes PyTorch environments right the first time, and proves they work.
 """
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(Parser):
     """argparse that exits 2 with a short message (never a traceback) on bad usage."""
 
     def _get_values(self, action: argparse.Action, arg_strings: List[str]) -> Any:
@@ -208,13 +208,14 @@ def _check_paths(args: argparse.Namespace) -> None:
     Raises:
         UsageError: naming the flag's value.
     """
-    from pathlib import PurePath
-
+    pathlib = sys.modules.get("pathlib")
+    if pathlib is None:  # no path flag was given (path_arg imports it for one): nothing to check
+        return
     from envcheck.errors import UsageError
 
     for name, value in vars(args).items():
         for v in value if isinstance(value, list) else [value]:
-            if not isinstance(v, PurePath):
+            if not isinstance(v, pathlib.PurePath):
                 continue
             raw = os.fsencode(v)
             flag = "--" + name.replace("_", "-")

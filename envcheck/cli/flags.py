@@ -8,13 +8,14 @@ command modules never import each other (tests/structure/test_layers.py).
 from __future__ import annotations
 
 import argparse
-import math
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
 
+from envcheck.cli.conventions import path_arg
 from envcheck.errors import UsageError
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Optional
+
     from envcheck.app.plan import PlanRequest
 
 #: The longest ``--timeout`` accepted (seconds): a day per check is already no timeout at all.
@@ -23,7 +24,7 @@ MAX_TIMEOUT = 86400.0
 
 def add_matrices(p: Any, help: str = "read the matrix from DIR (default: built in)") -> None:
     """``--matrices DIR``: the matrix folder to read (default: the shipped one + your update data)."""
-    p.add_argument("--matrices", metavar="DIR", type=Path, help=help)
+    p.add_argument("--matrices", metavar="DIR", type=path_arg, help=help)
 
 
 def check_timeout(value: float, flag: str = "--timeout") -> float:
@@ -32,6 +33,8 @@ def check_timeout(value: float, flag: str = "--timeout") -> float:
     Raises:
         UsageError: ``nan``, ``inf``, ``0``, ``-1``, ``1e309`` (exit 2).
     """
+    import math
+
     if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
         raise UsageError(f"{flag} {value:g}: expected a number of seconds > 0 and ≤ {MAX_TIMEOUT:g}")
     return value
@@ -60,7 +63,7 @@ def add_plan_arguments(p: Any) -> None:
     g.add_argument("--glibc", metavar="X.Y", help="glibc of the target Linux (2.17 for CentOS 7)")
     g.add_argument("--distro", metavar="NAME", help="Linux distribution: centos7, ubuntu22.04, debian12, al2023…")
     t.add_argument("--macos", metavar="VERSION", help="macOS version (14.5)")
-    t.add_argument("--machine", metavar="FILE", type=Path, help="a machine file from `envcheck probe -o FILE`")
+    t.add_argument("--machine", metavar="FILE", type=path_arg, help="a machine file from `envcheck probe -o FILE`")
     r = p.add_argument_group("what to install")
     r.add_argument("--torch", metavar="SPEC", help="torch release(s): 2.7, 2.7.1, 2.1.*, \">=2.5,<2.8\"")
     r.add_argument("--backend", default="auto", metavar="BACKEND",
@@ -108,7 +111,7 @@ def add_timeout(p: Any, default: float, help: str) -> None:
 def add_lock(p: Any, help: str, path: bool = True) -> None:
     """``--lock FILE``: an envcheck.lock.toml (``path=False``: a path written into a job for the
     nodes to read, not read here)."""
-    p.add_argument("--lock", metavar="FILE", help=help, **({"type": Path} if path else {}))
+    p.add_argument("--lock", metavar="FILE", help=help, **({"type": path_arg} if path else {}))
 
 
 def add_checks(p: Any, help: str) -> None:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-
-from pathlib import Path
 from collections import Counter, OrderedDict
-from typing import Any, Dict, List, Optional, TextIO
 
 from envcheck.app.plan import plan_json  # noqa: F401 (the `plan --json` object; tests import it from here too)
+from envcheck.cli.conventions import COMMAND_HELP, path_arg
 from envcheck.cli.flags import add_force, add_json, add_matrices, add_mirror, add_plan_arguments, plan_request
 from envcheck.errors import UsageError
-from envcheck.cli.conventions import COMMAND_HELP
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, TextIO
 
 HELP = COMMAND_HELP["plan"]
 
@@ -68,7 +69,7 @@ def add_parser(sub: Any) -> None:
     o.add_argument("--packages", metavar="LIST",
                    help="pin only these of torch, torchvision, torchaudio (e.g. torch): every output and "
                         "--download leave the others out")
-    o.add_argument("--download", metavar="DIR", type=Path,
+    o.add_argument("--download", metavar="DIR", type=path_arg,
                    help="gather every wheel of the plan (torch, companions, their dependencies) into DIR/wheels "
                         "and write install.sh, requirements.txt, Dockerfile and envcheck.lock.toml beside it, "
                         "installing with --no-index from there (an air-gapped install: carry DIR over)")
@@ -97,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         if not args.output.strip():
             raise UsageError("-o: give a folder to write into (-o out/)")
+        from pathlib import Path
+
         args.output = Path(args.output)
     req = plan_request(args, hashes=args.hashes)
     result = plan_use_case(req)
@@ -150,10 +153,11 @@ def run(args: argparse.Namespace) -> int:
 
 def wrap(line: str, indent: int) -> str:
     """``line`` wrapped to the terminal's width (continuation lines indented by ``indent``)."""
-    import shutil
     import textwrap
 
-    width = max(60, shutil.get_terminal_size((100, 24)).columns - 1)
+    from envcheck.cli.conventions import terminal_columns
+
+    width = max(60, terminal_columns(100) - 1)
     if len(line) <= width:
         return line + "\n"
     lead = len(line) - len(line.lstrip("\n"))

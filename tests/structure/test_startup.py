@@ -66,6 +66,17 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     # a TOML parse, a PEP 440 specifier, OpenSSL's hashes: none is needed for a plan from cached data
     assert not mods & {"tomllib", "tomli", "packaging.specifiers", "hashlib", "envcheck.matrix.load",
                        "envcheck.render.pixi", "envcheck.render.uvproject"}
+    # (the second run re-plans into the same folder, as the benchmark does) argparse's formatter and
+    # the terminal width without shutil (+bz2, lzma); temporary names without tempfile (+random)
+    assert not mods & {"shutil", "tempfile", "random", "bz2", "lzma", "threading"}
+
+
+@pytest.mark.subprocess
+def test_probe_imports_no_dataclasses(tmp_path):
+    """probe's records (request, result, context, finding, runner results) are @record: no
+    dataclasses, inspect, ast or tokenize on its start."""
+    mods = modules_of(tmp_path, "probe", "--json")
+    assert not mods & {"dataclasses", "inspect", "ast", "tokenize"}
 
 
 def test_the_config_file_is_found_upward_without_parsing_unrelated_pyprojects(tmp_path):
