@@ -185,13 +185,14 @@ def test_use_case_layer_neither_parses_nor_prints():
 
 def _frozen_dataclass(node: ast.ClassDef) -> bool:
     for d in node.decorator_list:
-        if isinstance(d, ast.Call) and getattr(d.func, "id", "") == "dataclass":
+        if isinstance(d, ast.Call) and getattr(d.func, "id", "") in ("dataclass", "record"):  # record: #9 start-up
             return any(k.arg == "frozen" and getattr(k.value, "value", False) is True for k in d.keywords)
     return False
 
 
 def test_use_case_requests_and_results_are_frozen_dataclasses():
-    """Typed, immutable results (``plan``'s are records, built lighter for start-up: #9 speed)."""
+    """Typed, immutable results: ``@dataclass(frozen=True)`` or ``@record(frozen=True)`` (the same, lighter
+    to define: #9 speed; ``plan``'s requests are mutable records)."""
     seen = []
     for p in sorted((PKG / "app").glob("*.py")):
         if p.stem in ("__init__", "plan"):
