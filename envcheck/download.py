@@ -29,12 +29,11 @@ def download_plan(plan: Any, matrix: Any, directory: Path, force: bool = False,
     Raises:
         UsageError: a non-Linux target (pip's cross-platform download is done for Linux tags
             only here), or ``directory`` holds files and ``force`` is false.
-        WheelhouseError: pip could not fetch the wheels (exit 1).
+        WheelhouseError: pip could not fetch the wheels. Then, as after any failure or
+            interruption, the folders and wheels this call made are removed again (a ``directory``
+            that did not exist is gone); what was there before stays.
     """
-    from envcheck.docker.wheelhouse import prepare
-    from envcheck.render import render
-    from envcheck.render.write import write_outputs
-    from envcheck.resolve.recipe import build_recipe
+    from envcheck.fsutil import existing_kind, undo_on_failure
 
     m = plan.machine
     if m.os != "linux":
@@ -49,10 +48,25 @@ def download_plan(plan: Any, matrix: Any, directory: Path, force: bool = False,
     existing = [str(directory / n) for n in names if (directory / n).exists()]
     if existing and not force:
         raise OutputExistsError(existing)  # checked before downloading gigabytes
+    odd = [f"{directory / n}: {k}" for n in names for k in [existing_kind(directory / n)] if k not in (None, "file")]
+    if odd:  # write_outputs would refuse it after the download: refuse it before
+        raise UsageError("--download: refusing to replace what is not a regular file (even with --force): "
+                         + "; ".join(odd))
     glibc = m.glibc or DEFAULT_GLIBC
     wheels = directory / WHEELS
     if wheels.is_dir() and any(wheels.glob("*.whl")) and not force:
         say(f"{wheels} already holds wheels: checking them")
+    with undo_on_failure(wheels):  # a failed or interrupted download leaves no folder or wheel it made
+        return _download(plan, matrix, directory, wheels, glibc, force, say)
+
+
+def _download(plan: Any, matrix: Any, directory: Path, wheels: Path, glibc: str, force: bool,
+              say: Callable[[str], None]) -> List[Path]:
+    from envcheck.docker.wheelhouse import prepare
+    from envcheck.render import render
+    from envcheck.render.write import write_outputs
+    from envcheck.resolve.recipe import build_recipe
+
     house = prepare(plan, wheels, dict(plan.pins), glibc, say)
     offline = dataclasses.replace(plan, pins=dict(house.pins), requires=dict(house.requires), offline=WHEELS, hashes={},
                                   notes=list(plan.notes) + list(house.notes)

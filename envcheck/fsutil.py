@@ -17,6 +17,10 @@ file system), the current files are hard-linked aside, and a journal records the
 are then renamed into place. A failure, SIGINT or SIGTERM rolls back to the old set at once; after a
 SIGKILL or a power cut the next writer (or reader, :func:`recover`) of DIR rolls the half-done set
 back from the journal, and removes leftover temporary files.
+
+A command that fails leaves nothing it made: folders created for a write that failed are removed
+again when empty, and a download into a folder (:func:`undo_on_failure`, ``plan --download``, a
+wheelhouse) that fails or is interrupted removes the folders and files it added.
 """
 
 from __future__ import annotations
@@ -244,19 +248,24 @@ def write_file(path: PathLike, text: Union[str, bytes], force: bool = False, fla
     path = check_target(path, force, flag)
     data = text.encode("utf-8") if isinstance(text, str) else text
     try:
-        if mkdir:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        mode = None
-        with contextlib.suppress(OSError):
-            mode = stat.S_IMODE(os.lstat(path).st_mode)
-        tmp = _temp_beside(path, data, mode)
-        try:
-            _place(tmp, path, force, flag)
-        finally:
-            _unlink(tmp)
+        with _empty_folders_go(path.parent):
+            _write_file(path, data, force, flag, mkdir)
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot write: {_reason(exc)}") from None
     return path
+
+
+def _write_file(path: Path, data: bytes, force: bool, flag: str, mkdir: bool) -> None:
+    if mkdir:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    mode = None
+    with contextlib.suppress(OSError):
+        mode = stat.S_IMODE(os.lstat(path).st_mode)
+    tmp = _temp_beside(path, data, mode)
+    try:
+        _place(tmp, path, force, flag)
+    finally:
+        _unlink(tmp)
 
 
 def _place(tmp: Path, path: Path, force: bool, flag: str) -> None:
@@ -349,6 +358,76 @@ def _signals_raise() -> Iterator[None]:
         for sig, h in old.items():
             with contextlib.suppress(OSError, ValueError):
                 signal.signal(sig, h)
+
+
+def _first_missing(path: Path) -> Optional[Path]:
+    """The topmost folder on the way to ``path`` that does not exist yet (``path`` itself when only
+    it is missing); ``None`` when ``path`` exists."""
+    try:
+        if existing_kind(path) is not None:
+            return None
+        top = path
+        for parent in path.parents:
+            if existing_kind(parent) is not None:
+                break
+            top = parent
+    except OSError:  # cannot tell (a parent we may not read): claim nothing, remove nothing
+        return None
+    return top
+
+
+@contextlib.contextmanager
+def _empty_folders_go(folder: Path) -> Iterator[None]:
+    """A block that may create ``folder`` and its missing parents: when it fails, those it created
+    are removed again if still empty (never a file another writer put there meanwhile)."""
+    top = _first_missing(folder)
+    try:
+        yield
+    except BaseException:
+        if top is not None:
+            for p in [folder, *folder.parents]:
+                try:
+                    os.rmdir(p)
+                except OSError:
+                    break
+                if p == top:
+                    break
+        raise
+
+
+@contextlib.contextmanager
+def undo_on_failure(*folders: PathLike) -> Iterator[None]:
+    """For a block that creates or fills ``folders`` (``plan --download DIR``, a wheelhouse): when
+    it fails or is interrupted (an exception, SIGINT, SIGTERM, SIGHUP), remove what it added — a
+    folder that did not exist before (the first missing parent, with everything the block put in
+    it), and in a folder that existed, the entries that were not there before. What the user had
+    stays as it was; on success nothing is touched.
+    """
+    made: List[Path] = []
+    before: dict = {}
+    for f in folders:
+        p = Path(f)
+        top = _first_missing(p)
+        if top is not None:
+            made.append(top)
+        elif p.is_dir() and not p.is_symlink():
+            before[p] = set(os.listdir(p))
+    try:
+        with _signals_raise():
+            yield
+    except BaseException:
+        for p, names in before.items():
+            with contextlib.suppress(OSError):
+                for name in set(os.listdir(p)) - names:
+                    q = p / name
+                    if q.is_dir() and not q.is_symlink():
+                        _rmtree(q)
+                    else:
+                        _unlink(q)
+        for top in made:
+            if top.is_dir() and not top.is_symlink():
+                _rmtree(top)
+        raise
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -453,6 +532,14 @@ def write_set(directory: PathLike, files: Mapping[str, Union[str, bytes]], force
         kind = existing_kind(d)
         if kind is not None and not d.is_dir():
             raise UsageError(f"{flag} {d}: exists and is not a directory")
+    except OSError as exc:
+        raise UsageError(f"{flag} {d}: cannot create the folder: {_reason(exc)}") from None
+    with _empty_folders_go(d):  # a set that fails leaves no empty folder it made
+        return _write_set(d, files, force, flag, _hook)
+
+
+def _write_set(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: str, _hook) -> List[Path]:
+    try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"{flag} {d}: cannot create the folder: {_reason(exc)}") from None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
-from envcheck import runner
+from envcheck import fsutil, runner
 from envcheck.errors import EnvcheckError, UsageError
 
 #: Seconds ``pip download`` may take (a CUDA build with its nvidia-* wheels is ~3 GB).
@@ -171,16 +171,21 @@ def pip_download(argv: Sequence[str], say: Say = lambda s: None, timeout: float 
     stream = runner.start(list(argv))
     end = time.monotonic() + timeout
     out: List[str] = []
-    while True:
-        kind, line = stream.readline(max(0.0, end - time.monotonic()))
-        if kind == runner.Stream.TIMEOUT:
-            stream.kill(after=timeout)
-            break
-        if kind == runner.Stream.EOF:
-            break
-        out.append(line)
-        if line.startswith(("Saved ", "File was already downloaded", "Collecting ")):
-            say(line.strip())
+    try:
+        while True:
+            kind, line = stream.readline(max(0.0, end - time.monotonic()))
+            if kind == runner.Stream.TIMEOUT:
+                stream.kill(after=timeout)
+                break
+            if kind == runner.Stream.EOF:
+                break
+            out.append(line)
+            if line.startswith(("Saved ", "File was already downloaded", "Collecting ")):
+                say(line.strip())
+    except BaseException:  # interrupted: pip stops before its folder is cleaned up
+        stream.kill()
+        stream.finish()
+        raise
     res = stream.finish()
     if not res.ok:
         errors = [ln.strip() for ln in (out + res.stderr.splitlines())
@@ -221,7 +226,13 @@ def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
         raise WheelhouseError(
             f"{directory} has no wheel for {', '.join(miss)}: add them (pip download … -d {directory}), "
             "point --wheelhouse at an empty folder to download them, or leave companions out with --packages torch")
-    directory.mkdir(parents=True, exist_ok=True)
+    with fsutil.undo_on_failure(directory):  # a failed download leaves no folder or wheel of its own
+        directory.mkdir(parents=True, exist_ok=True)
+        return _download(plan, directory, pins, glibc, say, pip, ranges, alt, pypi_note)
+
+
+def _download(plan: object, directory: Path, pins: Dict[str, str], glibc: str, say: Say, pip: Sequence[str],
+              ranges: Dict[str, str], alt: Optional[Dict[str, str]], pypi_note: str) -> Wheelhouse:
     python = plan.python or f"{sys.version_info[0]}.{sys.version_info[1]}"  # type: ignore[attr-defined]
     platforms = platform_tags(plan.machine.arch, glibc)  # type: ignore[attr-defined]
     index = plan.index_option  # type: ignore[attr-defined]
