@@ -6,6 +6,10 @@ Exit codes (the command-line contract in DESIGN.md):
 * 1 — no compatible build, or a verify check failed (:class:`NoCompatibleBuild`)
 * 2 — bad input: usage, unknown GPU, malformed matrix or machine file, refused overwrite
   (:class:`UsageError` and its subclasses)
+* 3 — could not run: a tool envcheck runs (pip, uv, docker, debootstrap) is missing or failed, an
+  index or the network could not be reached, data a flag needs is not there yet
+  (:class:`CouldNotRun` and its subclasses). Nothing was judged: it is neither "no build fits"
+  nor "a check failed", and running again later (or after installing the tool) may succeed.
 
 Only :func:`envcheck.cli.main` catches these; everything below it raises, so tests can assert on
 the exception and its message.
@@ -86,19 +90,23 @@ class NoCompatibleBuild(EnvcheckError):
     exit_code = 1
 
 
-class IndexFetchError(EnvcheckError):
+class CouldNotRun(EnvcheckError):
+    """The command could not do its work, for a reason outside the input and outside the verdict:
+    a tool it runs is missing or failed, an index or the network could not be reached. Exit code 3
+    (DESIGN.md), so a script tells "could not run" from "no build fits" (1) and "bad input" (2)."""
+
+    exit_code = 3
+
+
+class IndexFetchError(CouldNotRun):
     """A wheel index page could not be read or made no sense (timeout, HTTP error, truncated body,
-    wrong content type, redirect loop, malformed file name). Exit code 1: the input was fine, the
+    wrong content type, redirect loop, malformed file name). Exit code 3: the input was fine, the
     fetch failed; nothing was written."""
 
-    exit_code = 1
 
-
-class IndexDataMissing(EnvcheckError):
+class IndexDataMissing(CouldNotRun):
     """The generated index data (``matrices/generated-index-*.toml``) lacks the wheel files asked
-    for (e.g. hashes for a release newer than the last ``envcheck matrix update``). Exit code 1."""
-
-    exit_code = 1
+    for (e.g. hashes for a release newer than the last ``envcheck matrix update``). Exit code 3."""
 
 
 class MissingExtra(UsageError):

@@ -119,7 +119,7 @@ def update_index(request: UpdateRequest, progress: Optional[Progress] = None) ->
 
     Raises:
         UsageError: the ``update`` extra missing, a timeout ≤ 0 or negative retries, a bad index URL
-            or data folder (exit 2); IndexFetchError: a page could not be fetched or parsed (exit 1).
+            or data folder (exit 2); IndexFetchError: a page could not be fetched or parsed (exit 3).
     """
     from envcheck.errors import UsageError, require_extra
 

@@ -2,7 +2,8 @@
 
 Each sub-command lives in its own module with ``add_parser(subparsers)`` and ``run(args) -> int``;
 heavy imports happen inside ``run`` so ``envcheck --help`` and ``envcheck plan`` start fast.
-Exit codes: 0 ok · 1 no compatible build / a check failed · 2 bad input.
+Exit codes: 0 ok · 1 no compatible build / a check failed · 2 bad input · 3 could not run (a tool
+missing or failing, an index unreachable: nothing was judged; :class:`envcheck.errors.CouldNotRun`).
 """
 
 from __future__ import annotations

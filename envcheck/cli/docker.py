@@ -26,7 +26,8 @@ examples:
   envcheck docker ci cpu --report .nox/reports/cpu.json       one CI target of matrices/docker.toml
 
 The engine is the one the docker CLI would use (DOCKER_HOST, or /var/run/docker.sock).
-exit codes: 0 ok · 1 a check failed, the build failed, or no engine · 2 bad input
+exit codes: 0 ok · 1 no build fits, or a check failed · 2 bad input · 3 could not run: no engine,
+no such image, the wheels or the image build failed (nothing was judged)
 """
 
 BUILD_EPILOG = """\
@@ -43,7 +44,8 @@ labelled with what it holds (io.envcheck.lock: the lock of exactly what was inst
 `envcheck docker verify` compares against.
 
 A failed build leaves no container and no intermediate image behind (unless --keep).
-exit codes: 0 built · 1 no build fits, wheels missing, build failed, no engine · 2 bad input
+exit codes: 0 built · 1 no build fits · 2 bad input · 3 could not run: no engine, the wheels could
+not be had (pip download failed, a given wheelhouse lacks some), the build failed
 """
 
 VERIFY_EPILOG = """\
@@ -60,7 +62,8 @@ has; the others are listed as skipped. Without --lock, the lock in the image's i
 label is used. The checks and the report are `envcheck verify`'s; a hung check's container is
 killed and removed. Every container is removed at the end unless --keep.
 
-exit codes: 0 every check passed · 1 a check failed, or no engine/image · 2 bad input
+exit codes: 0 every check passed · 1 a check failed · 2 bad input · 3 could not run: no engine, no
+such image, no Python in it
 """
 
 PLAN_FLAGS = ("gpu", "wsl", "os", "arch", "driver", "python", "glibc", "distro", "macos", "machine", "torch", "compile")

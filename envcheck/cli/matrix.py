@@ -47,8 +47,8 @@ macOS, %LOCALAPPDATA%\\envcheck\\index on Windows; --data-dir DIR, or the --matr
 given), never inside the installed package. `envcheck plan` reads the shipped matrices plus these
 files. Hand-sourced files are never touched. All files are replaced together or not at all.
 
-exit codes: 0 updated (or nothing new) · 1 a page could not be fetched or parsed ·
-            2 bad input (a bad --index URL, an unwritable data folder)
+exit codes: 0 updated (or nothing new) · 2 bad input (a bad --index URL, an unwritable data folder) ·
+            3 could not run: a page could not be fetched or parsed (nothing was written)
 
 examples:
   envcheck matrix update                                  # download.pytorch.org/whl: torch, torchvision, torchaudio

@@ -39,7 +39,9 @@ turns this off) — then the newest torch release, then the build that fits the 
 --explain prints the whole rule and every candidate with every reason.
 
 exit codes: 0 a build fits · 1 none fits (the reasons, counted with an example each;
---explain and --json list every candidate with its reasons) · 2 bad input
+--explain and --json list every candidate with its reasons) · 2 bad input · 3 could not run: a
+tool it needs is missing or failed, or an index could not be reached (pip for --download, uv for
+--format pylock, `matrix update` data for --hashes) — nothing was judged; try again when it is there
 """
 
 

@@ -209,8 +209,8 @@ def build_from_plan(client: Any, plan: Any, matrix: Any, tag: Optional[str] = No
 
     Raises:
         UsageError: bad ``packages``, or no base image for the backend (exit 2).
-        WheelhouseError: the wheels could not be had (exit 1).
-        DockerError: the build failed (exit 1; nothing left behind unless ``keep``).
+        WheelhouseError: the wheels could not be had (exit 3).
+        DockerError: the build failed (exit 3; nothing left behind unless ``keep``).
     """
     import tempfile
     import time

@@ -1,6 +1,6 @@
 """The Docker engine, reached through the ``docker`` SDK (docker-py): connect, check, name failures.
 
-Every way the engine can let a run down becomes an :class:`DockerError` (exit 1: the input was
+Every way the engine can let a run down becomes an :class:`DockerError` (exit 3, could not run: the input was
 fine, the engine could not do the work) whose message says what happened and what to do — no
 socket, a socket nobody answers, an engine older than the SDK supports, an API error mid-run.
 """
@@ -11,16 +11,15 @@ import contextlib
 import os
 from typing import Any, Iterator
 
-from envcheck.errors import EnvcheckError, require_extra
+from envcheck.errors import CouldNotRun, require_extra
 
 #: Seconds an API call may take (builds and container waits pass their own).
 API_TIMEOUT = 120
 
 
-class DockerError(EnvcheckError):
-    """The Docker engine is missing or too old, or it (or an image) could not do the work. Exit code 1."""
-
-    exit_code = 1
+class DockerError(CouldNotRun):
+    """The Docker engine is missing or too old, or it (or an image) could not do the work. Exit
+    code 3: could not run (a check failing inside a container is a verify result: exit 1)."""
 
 
 def engine_address() -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
 from envcheck import fsutil, runner
-from envcheck.errors import EnvcheckError, UsageError
+from envcheck.errors import CouldNotRun, UsageError
 
 #: Seconds ``pip download`` may take (a CUDA build with its nvidia-* wheels is ~3 GB).
 DOWNLOAD_TIMEOUT = 3600.0
@@ -32,10 +32,9 @@ Say = Callable[[str], None]
 GIVEN = "a wheelhouse given on the host (pip --no-index)"
 
 
-class WheelhouseError(EnvcheckError):
-    """The wheels could not be gathered, or a given wheelhouse lacks some. Exit code 1."""
-
-    exit_code = 1
+class WheelhouseError(CouldNotRun):
+    """The wheels could not be gathered (pip failed, the index is unreachable), or a given
+    wheelhouse lacks some. Exit code 3: could not run."""
 
 
 @dataclass

@@ -166,19 +166,20 @@ def submit(script: str, wait: bool, timeout: float, run: object = None) -> tuple
         ``--parsable`` printed a job id; before that the failure is sbatch's own.
 
     Raises:
-        UsageError: sbatch is not installed, or it failed before a job existed — no configuration,
-            no controller, a partition it refused (its message, ``--wait`` or not; newcomer3 #9).
+        CouldNotRun: sbatch is not installed, or could not be run (exit 3).
+        UsageError: it refused before a job existed — no configuration, no controller, a partition
+            it refused (its message, ``--wait`` or not; newcomer3 #9).
     """
     from envcheck import runner
-    from envcheck.errors import UsageError
+    from envcheck.errors import CouldNotRun, UsageError
 
     if runner.which("sbatch") is None:
-        raise UsageError("--submit: sbatch not found (run this on a Slurm login node, or print the script and "
+        raise CouldNotRun("--submit: sbatch not found (run this on a Slurm login node, or print the script and "
                          "copy it there)")
     argv = ["sbatch", "--parsable"] + (["--wait"] if wait else [])
     res = (run or runner.run)(argv, timeout=timeout, input=script)  # type: ignore[operator]
     if res.returncode is None:
-        raise UsageError(f"--submit: {res.error}")
+        raise CouldNotRun(f"--submit: {res.error}")
     if res.returncode != 0 and (not wait or job_id(res.stdout) is None):
         said = " / ".join(ln.strip() for ln in (res.stderr or res.stdout).splitlines() if ln.strip())
         raise UsageError(f"--submit: sbatch failed (exit {res.returncode}), no job was submitted: "

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional
 
 import tomli_w
 
-from envcheck.errors import EnvcheckError
+from envcheck.errors import CouldNotRun, UsageError
 from envcheck.render.common import title, version
 from envcheck.resolve.plan import Plan
 
@@ -37,10 +37,9 @@ __all__ = ["PylockError", "uv_target", "requirements_in", "render_pylock", "chec
 UV_TIMEOUT = 600.0  # seconds: resolving torch's dependencies from a slow index
 
 
-class PylockError(EnvcheckError):
-    """The lock could not be made (no uv, an index unreachable, a file without a hash). Exit 1."""
-
-    exit_code = 1
+class PylockError(CouldNotRun):
+    """The lock could not be made (no uv, an index unreachable, a file without a hash). Exit code 3:
+    could not run."""
 
 
 def uv_target(plan: Plan) -> str:
@@ -151,7 +150,7 @@ def render_pylock(plan: Plan, timeout: float = UV_TIMEOUT) -> str:
 
     python = plan.python or f"{plan.machine.python or ''}"
     if not python:
-        raise PylockError("pylock.toml needs a target Python: give --python X.Y")
+        raise UsageError("--format pylock needs a target Python: give --python X.Y")
     with tempfile.TemporaryDirectory(prefix="envcheck-pylock-") as tmp:
         req = Path(tmp) / "requirements.in"
         out = Path(tmp) / "pylock.toml"

@@ -11,7 +11,7 @@
   over :data:`MAX_PAGE_BYTES`, or one that takes longer than ``timeout`` × 4 in all (a server that
   trickles bytes), is an error too.
 
-Every failure raises :class:`envcheck.errors.IndexFetchError` (exit 1) naming the URL.
+Every failure raises :class:`envcheck.errors.IndexFetchError` (exit 3, could not run) naming the URL.
 """
 
 from __future__ import annotations

@@ -172,7 +172,7 @@ def run_update(
 
     Raises:
         UsageError: a bad ``index`` URL, package name or ``matrices`` folder (exit 2).
-        IndexFetchError: a page could not be fetched or parsed (exit 1). Nothing is written then.
+        IndexFetchError: a page could not be fetched or parsed (exit 3). Nothing is written then.
     """
     index = normalize_index(index)
     bad = [p for p in packages if p.strip() and not _NAME.fullmatch(p.strip())]

@@ -126,7 +126,7 @@ def test_missing_base_image_fails_cleanly(cli, engine):
     before = run_state(engine)
     nope = run_tag("nope:1")
     res = cli(["docker", "build", *CPU_FLAGS, "--base-image", "envcheck-missing:nope", "--tag", nope])
-    assert res.code == 1
+    assert res.code == 3
     assert f"building {nope} failed" in res.err and "envcheck-missing" in res.err, res.err
     assert "Traceback" not in res.err
     assert run_state(engine) == before
@@ -145,7 +145,7 @@ def test_failed_step_leaves_no_intermediate_image(cli, engine, cpu_image, run_ba
     half = run_tag("half:1")
     res = cli(["docker", "build", *CPU_FLAGS, "--base-image", run_base, "--wheelhouse", str(only),
                "--packages", "torch", "--tag", half])
-    assert res.code == 1
+    assert res.code == 3
     assert f"building {half} failed" in res.err and "No matching distribution" in res.err, res.err[-1500:]
     assert "removed 1 intermediate image(s)" in res.err, res.err[-800:]
     assert run_state(engine) == before
@@ -157,6 +157,6 @@ def test_image_without_python_is_a_clear_error(cli, engine):
         res = cli(["docker", "verify", empty, "--checks", "import_torch"])
     finally:
         engine.images.remove(empty, force=True)
-    assert res.code == 1
+    assert res.code == 3
     assert "looking for Python in" in res.err and "--python PATH" in res.err, res.err
     assert verify_containers(engine) == []

@@ -132,13 +132,14 @@ def test_lock_and_plan_flags_together_are_bad_input(cli, tmp_path):
     assert res.code == 2 and "build" in res.err and "Traceback" not in res.err
 
 
-def test_no_engine_is_a_clear_exit_1(cli, monkeypatch, tmp_path):
-    """Exit 1, not 2: the command line was fine; the engine that must do the work is not there."""
+def test_no_engine_is_a_clear_exit_3(cli, monkeypatch, tmp_path):
+    """Exit 3 (could not run), not 2: the command line was fine; the engine that must do the work is
+    not there. Not 1 either: nothing was judged (no build "does not fit", no check failed)."""
     dead = tmp_path / "docker.sock"
     monkeypatch.setenv("DOCKER_HOST", f"unix://{dead}")
     for argv in (["docker", "verify", "envcheck/torch:2.13.0-cpu"], ["docker", "build", *CPU_FLAGS, "--packages", "torch"]):
         res = cli(argv)
-        assert res.code == 1, res.err
+        assert res.code == 3, res.err
         assert f"no Docker engine reachable at unix://{dead}" in res.err and "DOCKER_HOST" in res.err
         assert "Traceback" not in res.err
 

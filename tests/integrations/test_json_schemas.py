@@ -141,10 +141,10 @@ def test_docker_without_an_engine_prints_an_error_document(cli, monkeypatch, tmp
     dead = tmp_path / "docker.sock"
     monkeypatch.setenv("DOCKER_HOST", f"unix://{dead}")
     r = cli([*args, "--json"])
-    assert r.code == 1, r.err  # the command line was fine; the engine that must do the work is not there
+    assert r.code == 3, r.err  # could not run: the command line was fine; the engine that must do the work is not there
     doc = json.loads(r.out)
     jsonschema.validate(doc, schema("envcheck.error.v1"))
-    assert doc["command"] == " ".join(args[:2]) and doc["exit_code"] == 1
+    assert doc["command"] == " ".join(args[:2]) and doc["exit_code"] == 3
     assert f"no Docker engine reachable at unix://{dead}" in doc["error"] and "DOCKER_HOST" in r.err
 
 

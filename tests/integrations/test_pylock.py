@@ -71,7 +71,7 @@ def test_uv_installs_the_pylock_offline_and_refuses_a_changed_hash(lock, uv_bin,
 def test_pylock_without_uv_is_a_one_line_error(cli, monkeypatch, tmp_path):
     monkeypatch.setenv("ENVCHECK_UV", str(tmp_path / "no-uv-here"))
     r = cli([*PLAN, "--format", "pylock"])
-    assert r.code == 1
+    assert r.code == 3
     assert "Traceback" not in r.err
     assert "uv" in r.err
 

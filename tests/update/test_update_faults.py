@@ -1,6 +1,6 @@
 """Faults: each gives a clear message and a non-zero exit, and leaves every matrix file as it was.
 
-Exit codes: 1 when a page cannot be fetched or parsed (the input was fine), 2 for bad input.
+Exit codes: 3 (could not run) when a page cannot be fetched or parsed (the input was fine), 2 for bad input.
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ def _assert_fails(cli, server, mx, code, *needles, extra=(), packages="torch"):
 
 def test_timeout(cli, server, seeded):
     server.routes["/whl/torch/"] = slow
-    _assert_fails(cli, server, seeded, 1, "no answer within 0.3 s (timed out)", "/whl/torch/", extra=("--timeout", "0.3"))
+    _assert_fails(cli, server, seeded, 3, "no answer within 0.3 s (timed out)", "/whl/torch/", extra=("--timeout", "0.3"))
 
 
 def test_404(cli, server, seeded):
-    _assert_fails(cli, server, seeded, 1, "HTTP 404", "/whl/torch/")
+    _assert_fails(cli, server, seeded, 3, "HTTP 404", "/whl/torch/")
 
 
 def test_500_is_retried_then_fails(cli, server, seeded):
@@ -60,7 +60,7 @@ def test_500_is_retried_then_fails(cli, server, seeded):
     before = snapshot(seeded)
     r = cli(["matrix", "update", "--index", f"{server.url}/whl/", "--channel", "pytorch", "--packages", "torch",
              "--matrices", str(seeded), "--retries", "2"])
-    assert r.code == 1 and "HTTP 500" in r.err
+    assert r.code == 3 and "HTTP 500" in r.err
     assert len(server.requests) == 3  # one attempt + two retries
     assert snapshot(seeded) == before
 
@@ -84,47 +84,47 @@ def test_503_then_ok_succeeds_on_retry(server, mx):
 
 def test_truncated_body(cli, server, seeded):
     server.routes["/whl/torch/"] = lambda h: send(h, 200, OK_PAGE[:60], "text/html", length=len(OK_PAGE))
-    _assert_fails(cli, server, seeded, 1, "truncated")
+    _assert_fails(cli, server, seeded, 3, "truncated")
 
 
 def test_truncated_html_without_length(cli, server, seeded):
     cut = OK_PAGE[: OK_PAGE.index(b"</body>")]
     server.routes["/whl/torch/"] = lambda h: send(h, 200, cut, "text/html")
-    _assert_fails(cli, server, seeded, 1, "truncated", "</html>")
+    _assert_fails(cli, server, seeded, 3, "truncated", "</html>")
 
 
 def test_truncated_json(cli, server, seeded):
     body = b'{"meta": {"api-version": "1.1"}, "name": "torch", "files": [{"filename": "torch-2.7.1'
     server.routes["/whl/torch/"] = lambda h: send(h, 200, body, "application/vnd.pypi.simple.v1+json")
-    _assert_fails(cli, server, seeded, 1, "not valid JSON")
+    _assert_fails(cli, server, seeded, 3, "not valid JSON")
 
 
 def test_wrong_content_type(cli, server, seeded):
     server.routes["/whl/torch/"] = lambda h: send(h, 200, OK_PAGE, "application/octet-stream")
-    _assert_fails(cli, server, seeded, 1, "content type 'application/octet-stream'")
+    _assert_fails(cli, server, seeded, 3, "content type 'application/octet-stream'")
 
 
 def test_redirect_loop(cli, server, seeded):
     server.routes["/whl/torch/"] = lambda h: send(h, 302, b"", None, {"Location": "/whl/torch2/"})
     server.routes["/whl/torch2/"] = lambda h: send(h, 302, b"", None, {"Location": "/whl/torch/"})
-    _assert_fails(cli, server, seeded, 1, "redirect")
+    _assert_fails(cli, server, seeded, 3, "redirect")
 
 
 def test_malformed_file_name(cli, server, seeded):
     bad = OK_PAGE.replace(b"torch-2.7.1%2Bcpu-cp312", b"torch-2.7.1%2Bcpu-cp312-extra-junk")
     server.html("/whl/torch/", bad)
-    _assert_fails(cli, server, seeded, 1, "malformed wheel file name",
+    _assert_fails(cli, server, seeded, 3, "malformed wheel file name",
                   "torch-2.7.1+cpu-cp312-extra-junk-cp312-manylinux_2_28_x86_64.whl")
 
 
 def test_file_of_another_package(cli, server, seeded):
     server.html("/whl/torch/", OK_PAGE.replace(b"/torch-2.7.1", b"/torchvision-0.22.1"))
-    _assert_fails(cli, server, seeded, 1, "is a torchvision wheel on the page for torch")
+    _assert_fails(cli, server, seeded, 3, "is a torchvision wheel on the page for torch")
 
 
 def test_second_package_failing_writes_nothing(cli, server, seeded):
     server.html("/whl/torch/", OK_PAGE.replace(b"2.7.1", b"2.7.2"))  # would change the torch file
-    _assert_fails(cli, server, seeded, 1, "/whl/torchvision/", "HTTP 404", packages="torch,torchvision")
+    _assert_fails(cli, server, seeded, 3, "/whl/torchvision/", "HTTP 404", packages="torch,torchvision")
 
 
 @pytest.mark.parametrize("url", ["ftp://example.org/whl/", "download.pytorch.org/whl", "https:///whl/",
@@ -203,7 +203,7 @@ def _trickle(h):
 
 def test_a_trickling_server_hits_the_overall_deadline(cli, server, seeded):
     server.routes["/whl/torch/"] = _trickle
-    _assert_fails(cli, server, seeded, 1, "did not arrive within", extra=("--timeout", "0.5", "--retries", "0"))
+    _assert_fails(cli, server, seeded, 3, "did not arrive within", extra=("--timeout", "0.5", "--retries", "0"))
 
 
 def test_long_retry_after_is_capped(cli, server, seeded, monkeypatch):
@@ -214,7 +214,7 @@ def test_long_retry_after_is_capped(cli, server, seeded, monkeypatch):
     import time
 
     t = time.monotonic()
-    _assert_fails(cli, server, seeded, 1, "HTTP 429", extra=("--retries", "1"))
+    _assert_fails(cli, server, seeded, 3, "HTTP 429", extra=("--retries", "1"))
     assert time.monotonic() - t < 10
 
 
@@ -228,7 +228,7 @@ def test_connection_refused_is_not_called_a_timeout(cli, seeded):
     before = snapshot(seeded)
     r = cli(["matrix", "update", "--index", f"http://127.0.0.1:{port}/whl/", "--packages", "torch",
              "--matrices", str(seeded), "--retries", "0"])
-    assert r.code == 1 and "cannot connect" in r.err and "timed out" not in r.err
+    assert r.code == 3 and "cannot connect" in r.err and "timed out" not in r.err
     assert snapshot(seeded) == before
 
 

@@ -123,7 +123,7 @@ def test_plan_hashes_end_to_end(cli, mxh, server, listing, tmp_path):
     assert f"torchaudio==2.7.1+cu126 --hash=sha256:{'e' * 64}" in req
     # no cp311 torchvision in this index data: a clear error naming it, exit 1, nothing written
     r2 = cli([*args, "--python", "3.11", "--hashes", "-o", str(tmp_path / "o2")])
-    assert r2.code == 1 and "torchvision" in r2.err and "Traceback" not in r2.err
+    assert r2.code == 3 and "torchvision" in r2.err and "Traceback" not in r2.err
     assert not (tmp_path / "o2").exists()
 
 

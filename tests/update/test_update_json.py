@@ -79,7 +79,7 @@ def test_html_fallback_when_the_server_has_no_json(cli, server, mx):
 def test_unknown_api_version_fails(cli, server, mx, api):
     server.json("/simple/torchaudio/", pypi_doc("torchaudio", TORCHAUDIO[:1], api=api))
     r = _update(cli, server, mx)
-    assert r.code == 1
+    assert r.code == 3
     assert "api-version" in r.err and "only 1.x" in r.err
     assert not list(mx.glob("generated-*"))
 
