@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, cast
 
 from envcheck.errors import DataFileError, UnknownGpuError, UsageError
 from envcheck.matrix import model as m
@@ -89,15 +90,18 @@ class Matrix:
         directory: the folder the rows were read from.
     """
 
-    def __init__(self, directory: Path, files: Dict[str, Dict[str, list]]):
+    def __init__(self, directory: Path, files: Mapping[str, Mapping[str, list]],
+                 gpu_keys: Optional[Dict[str, int]] = None):
+        """``files``: rows by file and table name (:func:`envcheck.matrix.load.load_dir`); ``gpu_keys``:
+        :meth:`gpu_key_positions` of these rows when known (the cache keeps it), else made on first use."""
         self.directory = directory
         self.files = files
 
         def rows(table: str, file_prefix: str = "") -> list:
             out: list = []
             for fname, tables in files.items():
-                if fname.startswith(file_prefix):
-                    out.extend(tables.get(table, []))
+                if fname.startswith(file_prefix) and table in tables:  # (a cached table is read only here)
+                    out.extend(tables[table])
             return out
 
         self.releases: List[m.Release] = sorted(
@@ -140,7 +144,8 @@ class Matrix:
         for b in self.builds:
             for v in b.torch:
                 self._builds_by_release.setdefault(v, []).append(b)
-        self._gpu_index: Optional[Dict[str, m.Gpu]] = None
+        self._gpu_index: Optional[Dict[str, m.Gpu]] = (
+            None if gpu_keys is None else {k: self.gpus[i] for k, i in gpu_keys.items()})
         #: answers of the lookups the resolver asks for every candidate ((method, argument) → row);
         #: the rows never change after loading
         self._memo: Dict[Tuple[str, str], object] = {}
@@ -279,6 +284,13 @@ class Matrix:
                     exact.setdefault(k, gs[0])
             self._gpu_index = exact
         return self._gpu_index
+
+    def gpu_key_positions(self) -> Dict[str, int]:
+        """The lookup :meth:`find_gpu` matches names in — normalized name, alias or unambiguous name
+        without its series prefix → position in :attr:`gpus` — as plain data, for the cache to keep
+        (normalizing ~1,500 names costs more than loading the rows)."""
+        position = {id(g): i for i, g in enumerate(self.gpus)}
+        return {k: position[id(g)] for k, g in self._gpu_keys().items()}
 
     def find_gpu(self, query: str) -> m.Gpu:
         """The GPU a person means by ``query`` (``7900xtx``, ``RTX 4090``, ``H100``).
@@ -461,12 +473,18 @@ def _cache_dir() -> Optional[Path]:
     return Path(base) / "envcheck"
 
 
+#: one file's rows by table name, and every file's by file name (as :mod:`envcheck.matrix.load` returns them)
+_Files = Mapping[str, Mapping[str, list]]
+
+
 _CACHE_KEEP = 16  # parsed matrices and single files kept (at most a few hundred KiB each); the oldest go first
 
 
 def _prune(folder: Path, keep: int) -> None:
     """Delete all but the ``keep`` most recently written cache files."""
-    files = sorted(folder.glob("matrix-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+    # (*.pickle: the format of envcheck before 2026-12)
+    found = [*folder.glob("matrix-*.marshal"), *folder.glob("matrix-*.pickle")]
+    files = sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
     for old in files[keep:]:
         try:
             old.unlink()
@@ -475,24 +493,26 @@ def _prune(folder: Path, keep: int) -> None:
 
 
 def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...],
-                      extra: Tuple[str, ...] = ()) -> Dict[str, Dict[str, list]]:
-    """Parsed rows of every file, from a pickle keyed by the files' names, sizes and mtimes.
+                      extra: Tuple[str, ...] = ()) -> Tuple[_Files, Dict[str, int]]:
+    """Parsed rows of every file and the GPU-name lookup (:meth:`Matrix.gpu_key_positions`), from the
+    cache (:func:`_cached`) keyed by the files' names, sizes and mtimes.
 
     Parsing ~0.5 MB of TOML costs ~0.1 s; the cache makes repeated ``plan`` runs start fast. Any
     change to a file (or to envcheck) changes the key, so a stale cache is never used.
     """
-    def parse() -> Dict[str, Dict[str, list]]:
+    def parse() -> Tuple[_Files, Dict[str, object]]:
         from envcheck.matrix.load import load_dir, load_file  # TOML parsing: only on a cache miss
 
         files = dict(load_dir(directory))
         for p in extra:  # the user's generated index files replace shipped ones of the same name
             files[Path(p).name] = load_file(Path(p))
-        return files
+        return files, {"gpu_keys": Matrix(directory, files).gpu_key_positions()}
 
-    return _cached((str(directory), stamp, extra), parse)
+    files, derived = _cached((str(directory), stamp, extra), parse)
+    return files, cast(Dict[str, int], derived["gpu_keys"])
 
 
-def load_file_cached(path: Path) -> Dict[str, list]:
+def load_file_cached(path: Path) -> Mapping[str, list]:
     """One matrix file's rows (:func:`envcheck.matrix.load.load_file`), through the same cache as
     :func:`load_matrix`, keyed by the file's path, size and mtime: for the small tables read on
     every start (the CPU names of ``platforms.toml``) without a TOML parse each time.
@@ -510,57 +530,127 @@ def load_file_cached(path: Path) -> Dict[str, list]:
 
 
 @lru_cache(maxsize=32)
-def _file_rows(path: str, size: int, mtime_ns: int) -> Dict[str, list]:
+def _file_rows(path: str, size: int, mtime_ns: int) -> Mapping[str, list]:
     """:func:`load_file_cached` once per process and file version (probe and the CPU-name table
     both read platforms.toml)."""
-    def parse() -> Dict[str, Dict[str, list]]:
+    def parse() -> Tuple[_Files, Dict[str, object]]:
         from envcheck.matrix.load import load_file
 
-        return {name: load_file(Path(path))}
+        return {name: load_file(Path(path))}, {}
 
     name = Path(path).name
-    return _cached((path, size, mtime_ns), parse)[name]
+    return _cached((path, size, mtime_ns), parse)[0][name]
 
 
-def _cached(parts: object, parse: Callable[[], Dict[str, Dict[str, list]]]) -> Dict[str, Dict[str, list]]:
-    """``parse()``'s answer from a pickle in the cache folder whose key is ``parts``, envcheck's
-    version and the mtimes of this package's code; made and stored on a miss. The key is stored in
-    the file and compared, so a name shared by two keys (a 32-bit checksum) only costs a parse."""
-    import pickle
+def _cached(parts: object, parse: Callable[[], Tuple[_Files, Dict[str, object]]]) -> Tuple[_Files, Dict[str, object]]:
+    """``parse()``'s answer — rows by file and table, and plain data derived from them — from a file
+    in the cache folder whose key is ``parts``, envcheck's version, the Python's and the mtimes of this
+    package's code; made and stored on a miss. The key is stored in the file and compared, so a name
+    shared by two keys (a 32-bit checksum) only costs a parse.
+
+    The file is :mod:`marshal` data (a builtin reader that needs no import): each table stored apart
+    (:func:`_plain`) and rebuilt into rows only when it is first read (:class:`_StoredTables`) — a
+    plan reads about two thirds of the data, and never the error-message rules of diagnoses.toml."""
+    import marshal
     import zlib  # a checksum for the name: hashlib's start-up (OpenSSL) costs more than the whole read
 
     from envcheck import __version__
 
     cache = _cache_dir()
     code = tuple((f.name, f.stat().st_mtime_ns) for f in sorted(Path(__file__).parent.glob("*.py")))
-    key = repr((__version__, code, parts))
+    key = repr((__version__, sys.version, code, parts))
     raw = key.encode("utf-8", "surrogateescape")
-    path = cache / f"matrix-{zlib.crc32(raw):08x}{len(raw):05x}.pickle" if cache else None
+    path = cache / f"matrix-{zlib.crc32(raw):08x}{len(raw):05x}.marshal" if cache else None
     if path is not None:
         try:
             with open(path, "rb") as fh:
-                stored, cached = pickle.load(fh)
-            if stored == key and isinstance(cached, dict) and all(isinstance(v, dict) for v in cached.values()):
-                return cached  # type: ignore[no-any-return]
+                stored, plain, derived = marshal.loads(fh.read())
+            if stored == key:
+                return {name: _StoredTables(tables) for name, tables in plain.items()}, derived
         except Exception:  # a damaged or foreign cache file: parse again  # noqa: BLE001
             pass
-    files = parse()
+    files, derived = parse()
     if path is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             with open(tmp, "wb") as fh:
-                pickle.dump((key, files), fh, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.write(marshal.dumps((key, _plain(files), derived)))
             os.replace(tmp, path)
             _prune(path.parent, keep=_CACHE_KEEP)
         except OSError:
             pass  # a read-only home is fine: just no cache
-    return files
+    return files, derived
+
+
+def _plain(files: _Files) -> Dict[str, Dict[str, bytes]]:
+    """Rows as the cache stores them: per file and table, the marshal data of the row class's name, its
+    field names and one tuple of values per row. Equal strings and tuples of a table are stored once
+    (marshal writes a repeated object as a reference): half the bytes, and fewer objects to make."""
+    import marshal
+
+    shared: Dict[object, object] = {}
+
+    def share(value: object) -> object:
+        if isinstance(value, tuple):
+            value = tuple(share(v) for v in value)
+        elif isinstance(value, dict):  # each row keeps its own dict; only the keys and values inside are shared
+            return {share(k): share(v) for k, v in value.items()}
+        if isinstance(value, (str, tuple)):
+            return shared.setdefault((type(value), value), value)
+        return value
+
+    out: Dict[str, Dict[str, bytes]] = {}
+    for fname, tables in files.items():
+        out[fname] = {}
+        for tname, rows in tables.items():
+            names = tuple(vars(rows[0])) if rows else ()
+            cls_name = type(rows[0]).__name__ if rows else "Sourced"
+            out[fname][tname] = marshal.dumps((cls_name, names, [tuple(share(getattr(r, n)) for n in names)
+                                                                  for r in rows]))
+    return out
+
+
+class _StoredTables(Mapping[str, list]):
+    """One file's tables as the cache stores them (:func:`_plain`): the table names are known at once,
+    a table's rows are rebuilt on first access — each a row of its class holding the stored field
+    values, made as unpickling makes them (the class's ``__init__`` is not run again: the values are
+    what it set)."""
+
+    def __init__(self, stored: Dict[str, bytes]):
+        self._stored = stored
+        self._rows: Dict[str, list] = {}
+
+    def __getitem__(self, table: str) -> list:
+        rows = self._rows.get(table)
+        if rows is None:
+            import marshal
+
+            cls_name, names, values = marshal.loads(self._stored[table])
+            cls = getattr(m, cls_name)
+            new = object.__new__
+            rows = []
+            for row_values in values:
+                row = new(cls)
+                row.__dict__.update(zip(names, row_values))
+                rows.append(row)
+            self._rows[table] = rows
+        return rows
+
+    def __contains__(self, table: object) -> bool:
+        return table in self._stored
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._stored)
+
+    def __len__(self) -> int:
+        return len(self._stored)
 
 
 @lru_cache(maxsize=8)
 def _load_cached(directory: str, stamp: Tuple[Tuple[str, int, int], ...], extra: Tuple[str, ...] = ()) -> Matrix:
-    return Matrix(Path(directory), _parse_with_cache(Path(directory), stamp, extra))
+    files, gpu_keys = _parse_with_cache(Path(directory), stamp, extra)
+    return Matrix(Path(directory), files, gpu_keys)
 
 
 def load_matrix(directory: Optional[Path] = None, index_dir: Optional[Path] = None) -> Matrix:

@@ -63,8 +63,9 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     others = {m for m in mods if m.startswith("envcheck.cli.")} - {"envcheck.cli.plan", "envcheck.cli.flags",
                                                                       "envcheck.cli.conventions"}
     assert not others
-    # a TOML parse, a PEP 440 specifier, OpenSSL's hashes: none is needed for a plan from cached data
-    assert not mods & {"tomllib", "tomli", "packaging.specifiers", "hashlib", "envcheck.matrix.load",
+    # a TOML parse, a PEP 440 specifier, OpenSSL's hashes, pickle (the matrix cache is marshal data):
+    # none is needed for a plan from cached data
+    assert not mods & {"tomllib", "tomli", "packaging.specifiers", "hashlib", "pickle", "envcheck.matrix.load",
                        "envcheck.render.pixi", "envcheck.render.uvproject"}
     # (the second run re-plans into the same folder, as the benchmark does) argparse's formatter and
     # the terminal width without shutil (+bz2, lzma); temporary names without tempfile (+random)
