@@ -35,8 +35,9 @@ URL_MAX = 2048
 #: YAML's and TOML's line breaks: all of them are control or separator characters.
 LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[PX^_][^\x1b]*(?:\x1b\\)?|[@-Z\\-_])"
-                   r"|\x9b[0-?]*[ -/]*[@-~]")
+#: (patterns here are strings: ``re`` compiles and caches each on first use, not on every start: #9)
+_ANSI = (r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[PX^_][^\x1b]*(?:\x1b\\)?|[@-Z\\-_])"
+         r"|\x9b[0-?]*[ -/]*[@-~]")
 
 #: Characters a URL written into a shell command, a Dockerfile or a requirements file must not hold.
 _URL_FORBIDDEN = set(" \t\"'`$\\;|&<>(){}*?!^#")
@@ -53,7 +54,9 @@ def _bad_char(ch: str) -> bool:
 
 def printable_line(text: str) -> bool:
     """True when ``text`` holds only printable characters on one line (spaces allowed)."""
-    return not any(_bad_char(ch) for ch in text)
+    # str.isprintable: no control, format, separator (but the space) or unassigned character, so
+    # none of the _bad_char ones; the per-character look is for the rest (a no-break space is fine)
+    return text.isprintable() or not any(_bad_char(ch) for ch in text)
 
 
 def check_name(value: object, what: str, max_len: int = NAME_MAX) -> str:
@@ -91,7 +94,7 @@ def comment_text(text: object) -> str:
     s = str(text)
     if s.isprintable():  # no control, format or separator character, so no escape sequence either
         return s
-    s = _ANSI.sub("", s)
+    s = re.sub(_ANSI, "", s)
     return "".join(" " if _bad_char(ch) else ch for ch in s)
 
 
@@ -99,7 +102,7 @@ def terminal_text(text: object, keep_newlines: bool = True) -> str:
     """``text`` made safe to print: ANSI/OSC escape sequences dropped, other control characters
     (except newline and tab, with ``keep_newlines``) replaced by ``?`` — so a file cannot move the
     cursor, recolour, retitle the terminal or fake a line of envcheck's output."""
-    s = _ANSI.sub("", str(text))
+    s = re.sub(_ANSI, "", str(text))
     keep = "\n\t" if keep_newlines else ""
     return "".join(ch if ch in keep or not _bad_char(ch) else ("?" if ch not in LINE_BREAKS else " ")
                    for ch in s)
@@ -179,8 +182,7 @@ _DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[0-9a-fA-F:]+\])
 _PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _TAG = r"[\w][\w.-]{0,127}"
 _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
-_REFERENCE = re.compile(rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::{_TAG})?(?:@{_DIGEST})?",
-                        re.ASCII)
+_REFERENCE = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::{_TAG})?(?:@{_DIGEST})?"
 
 
 def check_image(value: object, what: str = "--base-image") -> str:
@@ -195,7 +197,7 @@ def check_image(value: object, what: str = "--base-image") -> str:
     name = value.split("@", 1)[0]
     if ":" in name.rsplit("/", 1)[-1]:
         name = name.rsplit(":", 1)[0]
-    if len(value) > 512 or len(name) > 255 or not _REFERENCE.fullmatch(value):
+    if len(value) > 512 or len(name) > 255 or not re.fullmatch(_REFERENCE, value, re.ASCII):
         raise UsageError(f"{what}: {ascii(value)[:160]} is not an image reference "
                          "([registry/]name[:tag][@digest], lowercase name, e.g. python:3.12-slim)")
     return value
@@ -203,7 +205,7 @@ def check_image(value: object, what: str = "--base-image") -> str:
 
 #: Words PowerShell passes to a native program as they are (no quotes needed): no space, quote,
 #: ``$``, backtick, ``;``, ``,`` (array), ``@`` (splatting), ``&``, ``|``, braces, parentheses, ``#``, ``<>``.
-_PS_PLAIN = re.compile(r"[A-Za-z0-9_.:/\\=+-]+")
+_PS_PLAIN = r"[A-Za-z0-9_.:/\\=+-]+"
 #: PowerShell reads these as single quotes too (and doubles each to mean one).
 _PS_QUOTES = "'\u2018\u2019\u201a\u201b"
 
@@ -215,7 +217,7 @@ def shell_word(word: str, windows: bool = False) -> str:
 
     if not windows:
         return shlex.quote(word)
-    if word and _PS_PLAIN.fullmatch(word):
+    if word and re.fullmatch(_PS_PLAIN, word):
         return word
     return "'" + "".join(c * 2 if c in _PS_QUOTES else c for c in word) + "'"
 

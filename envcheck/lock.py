@@ -310,7 +310,7 @@ def _index_url(value: Any) -> Any:
 
 _TEXT = text(2000)
 
-_HASH = re.compile(r"--hash=sha256:[0-9a-f]{64}")
+_HASH = r"--hash=sha256:[0-9a-f]{64}"  # (compiled by re on first use)
 _INDEX_OPTIONS = ("--no-index --find-links", "--index-url", "--extra-index-url", "--find-links")
 
 
@@ -330,7 +330,7 @@ def _pip_line(value: Any) -> Any:
                 return f"{opt} takes one URL or folder, without spaces or shell characters"
             return True if "://" not in where else _index_url(where)
     words = value.split(" ")
-    if any(not _HASH.fullmatch(w) for w in words[1:]):
+    if any(not re.fullmatch(_HASH, w) for w in words[1:]):
         return "a requirement line is one requirement, optionally followed by --hash=sha256:<64 hex digits> options"
     try:
         req = Requirement(words[0])

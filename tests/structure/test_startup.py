@@ -70,6 +70,8 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     # (the second run re-plans into the same folder, as the benchmark does) argparse's formatter and
     # the terminal width without shutil (+bz2, lzma); temporary names without tempfile (+random)
     assert not mods & {"shutil", "tempfile", "random", "bz2", "lzma", "threading"}
+    # printable text is told by str.isprintable (unicodedata only for the rest)
+    assert "unicodedata" not in mods
 
 
 @pytest.mark.subprocess
