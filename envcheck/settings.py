@@ -3,9 +3,10 @@
 Precedence, highest first: the command line · ``ENVCHECK_<COMMAND>_<FLAG>`` · ``ENVCHECK_<FLAG>`` ·
 the config file's ``[<command>]`` table · its top level · the built-in default.
 
-The config file is ``--config FILE``, else the first of ``envcheck.toml`` or ``pyproject.toml``
-with a ``[tool.envcheck]`` table found from the working directory upward (``envcheck.toml`` wins
-in one folder). ``--no-config`` (or ``ENVCHECK_NO_CONFIG=1``, unless ``--config FILE`` is given) reads none.
+The config file is ``--config FILE``, else ``$ENVCHECK_CONFIG``, else the first of ``envcheck.toml``
+or ``pyproject.toml`` with a ``[tool.envcheck]`` table found from the working directory upward
+(``envcheck.toml`` wins in one folder). ``--no-config`` reads none; so does ``ENVCHECK_NO_CONFIG=1``
+unless a file is named (``--config FILE`` or ``ENVCHECK_CONFIG``).
 
 Keys are the long flag names (``backend``, ``format``, ``mirror``…), dashes or underscores. A key
 at the top level applies to every command that has that flag; a command's table to that command only:
@@ -18,6 +19,11 @@ Every flag has an environment variable: ``--backend`` → ``ENVCHECK_BACKEND``, 
 ``ENVCHECK_PIN_PYTHON``; ``ENVCHECK_VERIFY_PYTHON`` targets one command (``ENVCHECK_DOCKER_BASE_MIRROR``
 for a two-word one). A switch takes ``1/true/yes/on`` or ``0/false/no/off``; a repeatable flag takes a
 comma-separated list, and the command line's values replace it (they are not added to it).
+
+``-o``/``--output``, ``--force`` (and ``--help``, ``--version``) never come from outside the command
+line: a variable must not make a command write or overwrite files the user did not name. An
+``ENVCHECK_*`` variable that sets nothing (``ENVCHECK_FORCE``, a typo such as ``ENVCHECK_PYHTON``) is
+a warning naming it (and the close names), never silently ignored (:func:`unread_variables`).
 
 A shared key (top level, ``ENVCHECK_<FLAG>``) means one thing in every command it reaches: where a
 command's flag of that name means something else (:data:`OWN_MEANING`: ``verify --python`` is an
@@ -50,7 +56,12 @@ MAX_CONFIG_BYTES = 1 << 20
 #: root holding index/, not `matrix update --data-dir`'s folder). They never become a flag's default;
 #: tests/integrations/test_cli_conventions.py fails when a new one collides with a flag.
 READ_ELSEWHERE = {"ENVCHECK_MATRICES", "ENVCHECK_DATA_DIR", "ENVCHECK_CACHE_DIR", "ENVCHECK_NO_CACHE",
-                  "ENVCHECK_NODE", "ENVCHECK_REPORTS", "ENVCHECK_UV", "ENVCHECK_NO_CONFIG"}
+                  "ENVCHECK_NODE", "ENVCHECK_REPORTS", "ENVCHECK_UV", "ENVCHECK_NO_CONFIG", "ENVCHECK_CONFIG"}
+#: names of envcheck's own harness, not settings: the GitHub Action's step variables (action.yml),
+#: the test suite's and the benchmarks', and the mark :mod:`envcheck.runner` puts on its children.
+#: Never warned about (:func:`unread_variables`).
+HARNESS_PREFIXES = ("ENVCHECK_ACTION_", "ENVCHECK_TEST_", "ENVCHECK_BENCH_")
+HARNESS = {"ENVCHECK_UPDATE_GOLDEN", "ENVCHECK_RUN_ID"}
 
 
 #: (command, flag dest) whose flag shares a name with other commands' but not their meaning: the
@@ -80,6 +91,8 @@ class Settings:
         self.file = file
         self.values: Dict[str, Any] = {} if values is None else values
         self.origins: Dict[str, str] = {} if origins is None else origins
+        #: ENVCHECK_* variables that set nothing, one sentence each (the command line warns)
+        self.warnings: List[str] = []
 
     def __repr__(self) -> str:
         return f"Settings(file={self.file!r}, values={self.values!r}, origins={self.origins!r})"
@@ -235,17 +248,22 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
     """
     actions = _actions(parser)
     s = Settings()
+    named, flag = config, "--config"
+    if named is None and environ.get("ENVCHECK_CONFIG"):  # the command line's --config first
+        from pathlib import Path
+
+        named, flag = Path(environ["ENVCHECK_CONFIG"]), "$ENVCHECK_CONFIG"
     if no_config:
         path = None
-    elif config is not None:  # an explicit --config wins over $ENVCHECK_NO_CONFIG (the command line first)
+    elif named is not None:  # a file named explicitly wins over $ENVCHECK_NO_CONFIG
         try:
-            found = os.path.isfile(config)
+            found = os.path.isfile(named)
         except (OSError, ValueError):  # a NUL byte; (isfile itself answers False for a name too long)
             found = False
         if not found:
-            why = "no such file" if len(os.path.basename(os.fsencode(config))) <= 255 else "a name longer than the system allows"
-            raise UsageError(f"--config {ascii(str(config))[1:-1][:200]}: {why}")
-        path = config
+            why = "no such file" if len(os.path.basename(os.fsencode(named))) <= 255 else "a name longer than the system allows"
+            raise UsageError(f"{flag} {ascii(str(named))[1:-1][:200]}: {why}")
+        path = named
     elif environ.get("ENVCHECK_NO_CONFIG", "").lower() in _TRUE:
         path = None
     else:
@@ -278,7 +296,46 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
     if s.values:
         parser.set_defaults(**{dest: Replaced(v) if isinstance(v, list) and _repeatable(actions[dest]) else v
                                for dest, v in s.values.items()})
+    s.warnings = unread_variables(command, actions, environ, universe)
     return s
+
+
+def unread_variables(command: str, actions: Mapping[str, argparse.Action], environ: Mapping[str, str],
+                     universe: Optional[Callable[[], Tuple[Set[str], Set[str]]]]) -> List[str]:
+    """One sentence per ``ENVCHECK_*`` variable in ``environ`` that sets nothing: a flag that only
+    the command line takes (``ENVCHECK_FORCE``, ``ENVCHECK_OUTPUT``), or a name that is no flag's
+    variable, of this command or any other (a typo: the close names are given). A variable of
+    another command's flag (``ENVCHECK_TIMEOUT`` while planning) is fine: it is read there.
+
+    ``universe()`` (every command's flags and table names) is asked only when a variable is not
+    this command's — most runs have none, and building every parser costs start-up time.
+    """
+    own = {n for dest in actions for n in env_names(command, dest)}
+    odd = sorted(k for k in environ if k.startswith(ENV_PREFIX) and k not in own and k not in READ_ELSEWHERE
+                 and k not in HARNESS and not k.startswith(HARNESS_PREFIXES))
+    if not odd:
+        return []
+    flags, commands = universe() if universe is not None else (set(actions), {command})
+    heads = sorted((c.upper().replace("-", "_") + "_" for c in commands), key=len, reverse=True)
+    names = {f"{ENV_PREFIX}{f.upper()}" for f in flags} | {f"{ENV_PREFIX}{h}{f.upper()}" for h in heads for f in flags}
+    out = []
+    for var in odd:
+        rest = var[len(ENV_PREFIX):]
+        head = next((h for h in heads if rest.startswith(h)), "")
+        dest = rest[len(head):].lower()
+        if dest in NOT_SETTABLE - {"command", "run"}:
+            flag = "-o/--output" if dest == "output" else f"--{dest.replace('_', '-')}"
+            out.append(f"${var} is not read: {flag} is given on the command line only (a variable must never "
+                       "make envcheck write or overwrite files, or pick what to run)"
+                       + ("; name the settings file with $ENVCHECK_CONFIG" if dest == "config" else ""))
+        elif var not in names:
+            import difflib
+
+            close = difflib.get_close_matches(var, sorted(names | READ_ELSEWHERE), n=3)
+            out.append(f"${var} is not read: no envcheck flag or setting has that name"
+                       + (f"; did you mean {', '.join('$' + c for c in close)}?" if close else "")
+                       + " (`envcheck config COMMAND` lists each flag's variable)")
+    return out
 
 
 def check_names(path: Path, table: Mapping[str, Any], command: str, actions: Mapping[str, argparse.Action],

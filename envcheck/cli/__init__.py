@@ -340,8 +340,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         raise
     args.settings, args.argv, args.command_path = settings, argv, path
     args.build_parser = build_parser  # the whole command line, for `envcheck config` (commands never import cli)
-    from envcheck.cli.conventions import note
+    from envcheck.cli.conventions import note, warn
 
+    for text in settings.warnings:  # an ENVCHECK_* variable that sets nothing is said, never ignored
+        warn(args, text)
     if settings.file is not None:
         note(args, f"config file: {settings.file}", level=1)
     for dest, origin in settings.origins.items():

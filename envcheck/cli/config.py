@@ -16,9 +16,11 @@ HELP = COMMAND_HELP["config"]
 EPILOG = """\
 Settings come from, highest first: the command line · ENVCHECK_<COMMAND>_<FLAG> · ENVCHECK_<FLAG>
 · the config file's [<command>] table · its top level · the default. The config file is --config
-FILE, else envcheck.toml or pyproject.toml's [tool.envcheck], searched from here upward. In
-pyproject.toml a command's table is [tool.envcheck.plan]; in envcheck.toml (and a --config file) it is
-[plan] ([docker-build] for `docker build`). An unknown key or table is exit 2.
+FILE, else $ENVCHECK_CONFIG, else envcheck.toml or pyproject.toml's [tool.envcheck], searched from
+here upward. In pyproject.toml a command's table is [tool.envcheck.plan]; in envcheck.toml (and a
+--config file) it is [plan] ([docker-build] for `docker build`). An unknown key or table is exit 2.
+-o and --force come from the command line only; an ENVCHECK_* variable that sets nothing (one of
+those, or a typo) is a warning naming it.
 
 examples:
   envcheck config plan                 what `envcheck plan` would use here

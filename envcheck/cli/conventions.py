@@ -91,8 +91,8 @@ def add_config_flags(g: Any, d: Dict[str, Any], top: bool) -> None:
     """``--config FILE`` and ``--no-config``: defined here only, used by every parser and by
     :func:`config_parser`, which reads them before the command's own parse."""
     g.add_argument("--config", metavar="FILE", type=path_arg, **({"default": None} if top else d),
-                   help="read settings from FILE (default: envcheck.toml or [tool.envcheck] in pyproject.toml, "
-                        "searched upward; ENVCHECK_* variables override it)")
+                   help="read settings from FILE (default: $ENVCHECK_CONFIG, else envcheck.toml or [tool.envcheck] "
+                        "in pyproject.toml, searched upward; ENVCHECK_* variables override it)")
     g.add_argument("--no-config", action="store_true", **({"default": False} if top else d),
                    help="read no config file")
 
