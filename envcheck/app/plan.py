@@ -82,10 +82,11 @@ def gpu_names(matrix: Matrix, groups: List[List[str]]) -> List[str]:
     """
     from envcheck.errors import UnknownGpuError
     from envcheck.machine.describe import gpu_from_arch, split_count
+    from envcheck.matrix import printed_target
 
     def known(name: str) -> bool:
         text, _ = split_count(name)
-        if gpu_from_arch(text) is not None:
+        if gpu_from_arch(text) is not None or printed_target(text):  # "… (gfx906:sramecc+:xnack-)"
             return True
         matrix.find_gpu(text)
         return True

@@ -56,15 +56,25 @@ def contradiction(fields: Mapping[str, JSON]) -> Optional[Problem]:
     return None
 
 
+def amd_driver_store_number(value: str) -> bool:
+    """Whether ``value`` is the number Windows gives an AMD display driver (Device Manager, dxdiag,
+    ``Win32_VideoController.DriverVersion``: ``32.0.22029.9039``, ``31.0.24027.1012``) rather than the
+    Adrenalin release AMD's pages and matrices name (``25.10.2``, ``24.10.21.01``). The two are different
+    numberings of one driver; only the release can be compared with a ROCm-on-WSL floor."""
+    parts = value.split(".")
+    return len(parts) == 4 and all(p.isdigit() for p in parts) and int(parts[0]) >= 26 and parts[1] == "0"
+
+
 def _driver_grammar(m: Mapping[str, Any]) -> Optional[Problem]:
     """An NVIDIA driver numbers its branch in the hundreds (R470, R580: ``570.124.06``, Windows
-    ``572.16``); AMD's Adrenalin driver is year.month.release (``24.12.1``). A version of the other
-    shape is the other vendor's driver given for this GPU (or a typo), not a very old or very new one."""
+    ``572.16``); AMD's Adrenalin driver is year.month.release (``24.12.1``; WSL builds add a fourth
+    part: ``24.10.21.01``). A version of the other shape is the other vendor's driver given for this GPU
+    (or a typo), not a very old or very new one."""
     nv, amd = m.get("nvidia_driver"), m.get("amd_driver")
     for key, value, ok, shape in (
             ("nvidia_driver", nv, lambda major, n: 100 <= major <= 999 and n <= 3, "an NVIDIA driver is NNN.NN[.NN] "
              "(570.124.06, Windows 572.16)"),
-            ("amd_driver", amd, lambda major, n: major < 100 and n <= 3, "AMD's Adrenalin driver is "
+            ("amd_driver", amd, lambda major, n: major < 100 and n <= 4, "AMD's Adrenalin driver is "
              "year.month.release (24.12.1)")):
         if not isinstance(value, str):
             continue

@@ -11,10 +11,11 @@ import re
 from envcheck.record import replace
 from typing import List, Optional, Sequence, Tuple
 
-from envcheck.errors import UsageError
+from envcheck.errors import UnknownGpuError, UsageError
 from envcheck.machine.arch import cpu_arch
+from envcheck.machine.consistency import amd_driver_store_number
 from envcheck.machine.model import GpuDevice, Machine
-from envcheck.matrix import Matrix
+from envcheck.matrix import Matrix, printed_target
 from envcheck.matrix.model import vkey
 
 _OS_ALIASES = {
@@ -91,6 +92,11 @@ def named_gpus(matrix: Matrix, names: Sequence[str]) -> List[GpuDevice]:
     for raw in names:
         text, count = split_count(raw)
         arch_only = gpu_from_arch(text)
+        if arch_only is None and printed_target(text):  # "AMD Radeon Graphics (gfx906:sramecc+:xnack-)":
+            try:  # the name first; when it names no model, the gfx target collect_env printed
+                matrix.find_gpu(text)
+            except UnknownGpuError:
+                arch_only = gpu_from_arch(printed_target(text) or "")
         if arch_only is not None:
             out += [GpuDevice(**{**arch_only.__dict__, "how": f"--gpu {raw!r}"}) for _ in range(count)]
             continue
@@ -193,7 +199,11 @@ def apply_flags(
         m.macos, m.how["macos"] = parse_version_flag("--macos", macos, "14.5"), "--macos"
     if driver is not None:
         value = parse_version_flag("--driver", driver, "570.124.06 (NVIDIA) or 25.3.1 (AMD Adrenalin)")
-        if m.wsl and m.gpus_of("amd") and not m.gpus_of("nvidia"):
+        if m.wsl and m.gpus_of("amd") and not m.gpus_of("nvidia") and amd_driver_store_number(value):
+            # Device Manager's number, not the Adrenalin release: nothing to compare it with (the plan
+            # names the release it needs as an assumption)
+            m.amd_driver, m.how["amd_driver"] = None, f"--driver {value} (the Windows driver-store number)"
+        elif m.wsl and m.gpus_of("amd") and not m.gpus_of("nvidia"):
             m.amd_driver, m.how["amd_driver"] = value, "--driver (AMD Windows driver on WSL)"
         else:
             if not m.gpus_of("nvidia") and m.gpus:

@@ -76,6 +76,39 @@ def normalize_gpu_name(text: str) -> str:
 _STRIP_PREFIX = re.compile(r"^(rtx|gtx|rx|tesla|quadro|instinct|arc)(?=\w)")
 _MEMORY_SUFFIX = re.compile(r"\d+gb.*$")
 
+#: what tools print around a model name, taken off one piece at a time when the whole text is unknown:
+#: the list prefix of `torch.utils.collect_env` / `nvidia-smi -L` ("GPU 0: NVIDIA GH200 480GB"), the gfx
+#: target collect_env appends on ROCm ("AMD Instinct MI300X (gfx942:sramecc+:xnack-)"), and trailing
+#: memory, form factor and kind words ("Intel(R) Arc(TM) 140V GPU (16GB)", "NVIDIA B300 SXM6 AC",
+#: "AMD Instinct MI300X OAM", rocminfo's "AMD Instinct MI300A Accelerator", "Tesla V100 32GB")
+_LISTING_PREFIX = re.compile(r"^\s*gpu\s*\d+\s*:\s*", re.I)
+_TARGET_SUFFIX = re.compile(r"\s*\((gfx[0-9a-f]{3,4})(?::[^)]*)?\)\s*$", re.I)
+_TRAILING_WORD = re.compile(r"[\s_-]+\(?(?:\d+\s*gb|gpu|accelerator|sxm\d*|pcie|oam|nvl|hbm\d*e?|ac)\)?\s*$", re.I)
+
+
+def printed_forms(text: str) -> List[str]:
+    """The shorter names inside a GPU name as a tool prints it, longest first: ``"AMD Instinct MI250X/MI250
+    (gfx90a:sramecc+:xnack-)"`` → ``["AMD Instinct MI250X/MI250", "AMD Instinct MI250X"]``. Only words that
+    never tell two models apart are taken off (never "Laptop", "Ti", "SUPER"…); ``A/B`` (amdgpu.ids names
+    one device for two products) keeps ``A``."""
+    out: List[str] = []
+    t = _TARGET_SUFFIX.sub("", _LISTING_PREFIX.sub("", text)).strip()
+    while normalize_gpu_name(t):
+        out.append(t)
+        if "/" in t and "[" not in t:  # a PCI database name ("Navi 21 [RX 6800/6800 XT]") is another path
+            out.append(t.split("/")[0].strip())
+        shorter = _TRAILING_WORD.sub("", t).strip()
+        if shorter == t:
+            break
+        t = shorter
+    return [f for f in dict.fromkeys(out) if f != text]
+
+
+def printed_target(text: str) -> Optional[str]:
+    """The gfx target collect_env prints after an AMD GPU's name (``"… (gfx906:sramecc+:xnack-)"``), if any."""
+    mt = _TARGET_SUFFIX.search(text)
+    return mt.group(1).lower() if mt else None
+
 
 class Matrix:
     """All matrix rows, indexed for the resolver.
@@ -310,6 +343,10 @@ class Matrix:
         found = self.pci_gpu(query)
         if found is not None:
             return found
+        for form in printed_forms(query):  # "GPU 0: NVIDIA B300 SXM6 AC" → "NVIDIA B300"
+            k = normalize_gpu_name(form)
+            if k in index:
+                return index[k]
         starts = sorted(k for k in index if key and k.startswith(key))  # "rtx" → RTX cards first
         import difflib  # only for an unknown name
 

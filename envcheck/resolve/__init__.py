@@ -414,8 +414,12 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
                        + "; `nvidia-smi` shows yours (--driver to check it)")
     rel = chosen.fit.wsl_release
     if rel is not None and rel.adrenalin_min and not m.amd_driver:
-        out.append(f"AMD Windows driver not given: ROCm {rel.rocm} on WSL needs AMD Software: "
-                   f"Adrenalin Edition ≥ {rel.adrenalin_min} (--driver to check it)")
+        given = m.how.get("amd_driver")  # a driver-store number (32.0.x) is not the Adrenalin release
+        out.append((f"AMD Windows driver given as {given}, not as its Adrenalin release: "
+                    if given else "AMD Windows driver not given: ")
+                   + f"ROCm {rel.rocm} on WSL needs AMD Software: Adrenalin Edition ≥ {rel.adrenalin_min} "
+                   + ("(AMD Software: System shows the release; --driver 25.x.y to check it)" if given
+                      else "(--driver to check it)"))
     if not m.python and chosen.python:
         ships = distro_python(ctx.matrix, m)
         if ships and chosen.python == ships:

@@ -191,3 +191,43 @@ def test_what_is_not_a_known_gpu_stays_unknown(cli, query):
     # XPU list), a Windows device id with one hex digit too many
     r = cli(["plan", "--gpu", query, "--json"])
     assert r.code == 2 and "unknown GPU" in r.err
+
+
+# GPU names as tools print them — the machine descriptions in bug reports are mostly pasted tool output:
+# torch.utils.collect_env "GPU 0: …" (pytorch/pytorch#123835: "GPU 0: NVIDIA GH200 480GB") and its ROCm
+# form with the gfx target (vllm-project/vllm#10663, #14062, #17875), torch.cuda.get_device_name /
+# nvidia-smi ("NVIDIA B300 SXM6 AC": NVIDIA/cosmos-framework#114, vllm-project/vllm#28707), torch.xpu and
+# Windows ("Intel ARC(TM) 140v GPU": jamiepine/voicebox#693), rocminfo's "… Accelerator"
+# (apptainer/apptainer#3261). Cases: tests/fixtures/reports/cases.json R41-R45.
+@pytest.mark.parametrize("query, name, arch", [
+    ("GPU 0: NVIDIA GH200 480GB", "NVIDIA GH200", "sm_90"),
+    ("NVIDIA B300 SXM6 AC", "NVIDIA B300", "sm_103"),
+    ("AMD Instinct MI250X/MI250 (gfx90a:sramecc+:xnack-)", "AMD Instinct MI250X", "gfx90a"),
+    ("AMD Instinct MI300X (gfx942:sramecc+:xnack-)", "AMD Instinct MI300X", "gfx942"),
+    ("AMD Instinct MI300A Accelerator", "AMD Instinct MI300A", "gfx942"),
+    ("AMD Instinct MI300X OAM", "AMD Instinct MI300X", "gfx942"),
+    ("Intel ARC(TM) 140v GPU", "Intel Arc Graphics (Core Ultra Series 2 mobile, Lunar Lake)", "xpu-lnl"),
+    ("Intel(R) Arc(TM) 140V GPU (16GB)", "Intel Arc Graphics (Core Ultra Series 2 mobile, Lunar Lake)", "xpu-lnl"),
+    ("Tesla V100 32GB", "NVIDIA V100", "sm_70"),  # once "v10032gb" lost the model's digits to the memory
+])
+def test_names_as_tools_print_them(matrix, query, name, arch):
+    g = matrix.find_gpu(query)
+    assert (g.name, g.arch) == (name, arch)
+
+
+def test_a_printed_gfx_target_stands_in_for_a_name_without_a_model(cli):
+    """collect_env prints "AMD Radeon Graphics (gfx906:sramecc+:xnack-)" when libdrm has no name for the
+    device (pytorch/pytorch#147626, sgl-project/sglang#30984): the target is the GPU; the bare name stays
+    unknown."""
+    r = cli(["plan", "--gpu", "AMD Radeon Graphics (gfx906:sramecc+:xnack-)", "--json"])
+    assert r.code in (0, 1) and [g["arch"] for g in r.json()["machine"]["gpus"]] == ["gfx906"]
+    assert cli(["plan", "--gpu", "AMD Radeon Graphics", "--json"]).code == 2
+
+
+@pytest.mark.parametrize("query", ["RTX 3090 Laptop GPU", "RTX 4090 Ti", "GPU 0: Foo 9000",
+                                   "AMD Radeon Graphics (16GB)", "GeForce 710 GPU"])
+def test_printed_words_never_make_an_unknown_name_known(cli, query):
+    # "Laptop" and "Ti" tell models apart and are never taken off (no RTX 3090 Laptop or RTX 4090 Ti exists,
+    # and the desktop RTX 3090 / RTX 4090 must not answer for them); a listing prefix or memory names nothing
+    r = cli(["plan", "--gpu", query, "--json"])
+    assert r.code == 2 and "unknown GPU" in r.err, (query, r.out[:200])
