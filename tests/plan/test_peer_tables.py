@@ -70,7 +70,8 @@ def misses(case: Dict[str, Any]) -> List[str]:
         if not any(v == variant and (not torch or t == torch) for t, v in accepted):
             out.append(f"no accepted {want}")
     for bad in exp.get("rejects", []):
-        hits = sorted(t for t, v in accepted if v == bad)
+        torch, _, variant = bad.rpartition("+")
+        hits = sorted(t for t, v in accepted if v == variant and (not torch or t == torch))
         if hits:
             out.append(f"accepts {bad} (torch {', '.join(hits[:3])})")
     if exp.get("covers"):
