@@ -211,8 +211,14 @@ def apply_flags(
                     "--driver is the NVIDIA driver version (or, for an AMD GPU under --wsl, the "
                     "Windows Adrenalin driver); this machine has no NVIDIA GPU"
                 )
-            m.nvidia_driver, m.how["nvidia_driver"] = value, "--driver"
-            m.cuda_driver_max = None
+            if value.count(".") <= 1 and int(value.split(".")[0]) < 100:
+                # "12.8": the "CUDA Version" nvidia-smi prints (the newest CUDA the driver runs) — what many
+                # reports give instead of the driver; no NVIDIA driver numbers its branch below R100
+                m.cuda_driver_max, m.how["cuda_driver_max"] = value, f"--driver {value} (nvidia-smi's CUDA Version)"
+                m.nvidia_driver = None
+            else:
+                m.nvidia_driver, m.how["nvidia_driver"] = value, "--driver"
+                m.cuda_driver_max = None
     if for_gpu is not None:
         m.plan_gpu = pick_gpu(matrix, m, for_gpu)
         m.how["plan_gpu"] = f"--for-gpu {for_gpu}"

@@ -72,6 +72,20 @@ def test_amd_windows_driver_in_the_forms_people_read_it(driver, given):
     assert bool(said and driver in said[0]) == given, said
 
 
+def test_the_cuda_version_nvidia_smi_prints_is_read_as_the_drivers_cuda():
+    """Reports often give nvidia-smi's "CUDA Version" for the driver (pytorch/pytorch#95121 "cuda version 12",
+    #50032 "CUDA 11.2", rohitg00/ai-engineering-from-scratch#192 "CUDA Driver: 12.0"): no NVIDIA driver is
+    numbered below R100, so --driver 12.8 is that CUDA — cu130 needs more, cu12x runs."""
+    from tests.conftest import run_cli
+
+    plan = run_cli(["plan", "--gpu", "RTX 4090", "--driver", "12.8", "--json"]).json()
+    assert plan["machine"].get("cuda_driver_max") == "12.8" and not plan["machine"].get("nvidia_driver")
+    cu130 = [c for c in plan["candidates"] if c["variant"] == "cu130"]
+    assert cu130 and not any(c["accepted"] for c in cu130)
+    assert any("12.8" in r["message"] for r in cu130[0]["reasons"] if r["code"] == "driver")
+    assert any(c["accepted"] for c in plan["candidates"] if c["variant"] == "cu128")
+
+
 def main() -> int:
     """Print the score table (Markdown): right / wrong / refused per report."""
     counts: Dict[str, int] = {}
