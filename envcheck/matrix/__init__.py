@@ -160,6 +160,7 @@ class Matrix:
         self.triton_windows: Dict[str, m.TritonWindows] = {x.torch: x for x in rows("triton_windows")}
         self.chips: List[m.Chip] = rows("chip")
         self.blas_gaps: List[m.BlasGap] = rows("blas_gap")
+        self.cudnn_floors: List[m.CudnnFloor] = rows("cudnn_floor")
         self.jetpacks: List[m.JetpackGen] = rows("jetpack")
         self._pci: Optional[Tuple[Dict[str, str], Dict[str, Tuple[str, str]]]] = None
         self.numpy_rows: List[m.NumpyRow] = rows("numpy")

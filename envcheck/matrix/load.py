@@ -178,6 +178,7 @@ SPECS: Dict[type, Table] = {
     m.JetpackGen: _row({"major": req("str"), "l4t": req("str"), "distro": req("str"),
                         "channels": req(list_of("str")), "sbsa_cuda": "str"}),
     m.BlasGap: _row({"rocm_min": req("version"), "gfx": req(list_of("gfx")), "channel": "str"}),
+    m.CudnnFloor: _row({"cudnn_min": req("version"), "cuda": req(list_of("str")), "sm_min": req("sm")}),
     m.Chip: _row({"vendor": req(one_of("nvidia", "amd", "intel")), "pattern": req("regex"),
                   "arch": req("str"), "family": req("str"), "integrated": "bool"}),
     m.TritonWindows: _row({"torch": req("version"), "triton": req("version"), "version": req("str"),
@@ -285,7 +286,8 @@ SPECS: Dict[type, Table] = {
 TABLES: List[Tuple[re.Pattern[str], Dict[str, type]]] = [
     (re.compile(r"torch-releases\.toml"), {"release": m.Release}),
     (re.compile(r"torch-builds.*\.toml"), {"build": m.Build, "channel": m.Channel}),
-    (re.compile(r"cuda\.toml"), {"toolkit": m.Toolkit, "family": m.Family, "arch": m.NvArch}),
+    (re.compile(r"cuda\.toml"), {"toolkit": m.Toolkit, "family": m.Family, "arch": m.NvArch,
+                                        "cudnn_floor": m.CudnnFloor}),
     (re.compile(r"gpus.*\.toml"), {"gpu": m.Gpu, "xpu_family": m.XpuFamily}),
     (re.compile(r"recipe\.toml"), {"recipe": m.RecipeRow}),
     (re.compile(r"amd-routes\.toml"), {"route": m.AmdRoute}),

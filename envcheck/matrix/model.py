@@ -212,6 +212,17 @@ class BlasGap(Sourced):
 
 
 @record(frozen=True)
+class CudnnFloor(Sourced):
+    """The oldest NVIDIA architecture a cuDNN release supports, for the CUDA majors it is built for: a CUDA
+    wheel bundling cuDNN ≥ ``cudnn_min`` for CUDA ``cuda`` has no cuDNN code for GPUs older than ``sm_min``
+    (convolutions fail with CUDNN_STATUS_ARCH_MISMATCH), although torch's own kernel list may name them."""
+
+    cudnn_min: str = ""
+    cuda: Tuple[str, ...] = ()
+    sm_min: str = ""
+
+
+@record(frozen=True)
 class Step(Sourced):
     """A post-install step a plan must carry (e.g. removing the bundled libhsa on WSL)."""
 

@@ -34,7 +34,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from envcheck.record import field, record
 from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix
-from envcheck.matrix.model import BlasGap, Build, Release, python_key, vkey
+from envcheck.matrix.model import BlasGap, Build, CudnnFloor, Release, python_key, vkey
 from envcheck.resolve.types import Candidate, Request
 
 OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
@@ -638,6 +638,10 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
         if g.vendor == "nvidia":
             _nvidia_driver_for_gpu(c, ctx, g)
             _nvidia_arch(c, ctx, g)
+            if (floor := cudnn_floor(ctx.matrix, b, g)) is not None:
+                c.add("gpu-arch", f"{name_of(c)} bundles cuDNN {b.cudnn}, which supports {floor.sm_min} and newer "
+                                  f"for CUDA {(b.cuda or '').split('.')[0]}: no cuDNN code for {g.arch} ({g.name}), so "
+                                  f"convolutions fail (CUDNN_STATUS_ARCH_MISMATCH; matrices/cuda.toml [[cudnn_floor]])")
         elif g.vendor == "amd":
             if not b.gfx:
                 c.add("unverified", f"{name_of(c)} has no sourced gfx target list yet: envcheck does "
@@ -677,6 +681,15 @@ def _xpu_platform(c: Candidate, ctx: Context, g: GpuDevice) -> None:
         c.add("os", f"PyTorch's XPU guide validates the {g.name} on {_list(_distro_names(ctx, fam.distros))}, not on "
                     f"{m.distro_name or _distro_names(ctx, [m.distro])[0]}: Intel's GPU driver packages (the recipe's "
                     "first step) may not exist for it (matrices/gpus-other.toml [[xpu_family]])", "warning")
+
+
+def cudnn_floor(matrix: Matrix, b: Build, g: GpuDevice) -> Optional[CudnnFloor]:
+    """The cuda.toml row saying the cuDNN ``b`` bundles has no code for ``g``'s architecture (None: none)."""
+    cap = g.compute_capability
+    if not (b.cudnn and b.cuda and cap):
+        return None
+    return next((f for f in matrix.cudnn_floors if vkey(b.cudnn) >= vkey(f.cudnn_min)
+                 and b.cuda.split(".")[0] in f.cuda and tuple(cap) < _cap(f.sm_min)[:2]), None)
 
 
 def blas_gap(matrix: Matrix, b: Build, gfx: str) -> Optional[BlasGap]:
