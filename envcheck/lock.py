@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from envcheck.record import field, fields, record
 from envcheck.errors import DataFileError
 from envcheck.machine.model import Machine
 from envcheck.schema import Scalar, Table, enum, list_of, plain, req, text, validate
+
+TYPE_CHECKING = False  # typing and pathlib are not imported at run time (start-up, issue #9)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
+else:
+    Protocol = object  # PlanLike is a shape for type checkers: at run time a plain base
 
 
 class PlanLike(Protocol):
@@ -264,6 +269,8 @@ def load_lock(path: Path) -> Lock:
     from envcheck.matrix.load import read_toml
 
     try:
+        from pathlib import Path
+
         doc = read_toml(Path(path))
     except RecursionError:  # tomllib recurses per nesting level ("a = [[[[…")
         raise DataFileError(path, "", "invalid TOML: nested too deeply to read") from None

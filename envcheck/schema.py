@@ -29,11 +29,14 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from envcheck.edge import NAME_MAX, printable_line
 from envcheck.errors import DataFileError
 from envcheck.record import record
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 # -- the vocabulary: names every file kind spells the same way ---------------------------------
 
@@ -75,7 +78,9 @@ ARCH_PREFIX = {"nvidia": "sm_", "amd": "gfx", "intel": "xpu-", "apple": "apple-"
 #: Longest version string accepted.
 VERSION_MAX = 64
 
-Problem = Tuple[str, str]
+if TYPE_CHECKING:
+    #: (dotted key, what is wrong with it)
+    Problem = Tuple[str, str]
 
 
 @cache

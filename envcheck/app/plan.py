@@ -3,14 +3,15 @@ one (probe) — and make the install plan. No argparse, no printing."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple, cast
-
 from envcheck.record import field, record, replace
 from envcheck.errors import UsageError
 from envcheck.jsontypes import JSON, JSONObject
 
+TYPE_CHECKING = False  # typing and pathlib are not imported at run time (start-up, issue #9)
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
     from envcheck.machine.model import Machine
     from envcheck.matrix import Matrix
     from envcheck.resolve.plan import Plan
@@ -260,6 +261,7 @@ def plan(req: PlanRequest) -> PlanResult:
 
 def plan_json(res: Resolution, p: Optional[Plan], files: List[str]) -> JSONObject:
     """The ``plan --json`` object (see DESIGN.md: chosen, candidates, …)."""
+    from typing import cast
     chosen: Optional[JSONObject] = None
     if p is not None:
         c = p.candidate
