@@ -46,8 +46,9 @@ def add_plan_arguments(p: Any) -> None:
     t.add_argument("--gpu", action="append", nargs="+", default=[], metavar="NAME",
                    help="a GPU by name: 7900xtx, \"RTX 4090\", H100, MI300X, \"GTX 1080 Ti\"…, by PCI id "
                         "(10de:2684, an `lspci -nn` line, a Windows hardware id PCI\\VEN_10DE&DEV_2684…), by "
-                        "chip codename (AD102, \"Navi 31\"), or by architecture: sm_89, gfx1100; \"2x A100\" "
-                        "counts; repeat for several GPUs (`envcheck gpus` lists the names)")
+                        "chip codename (AD102, \"Navi 31\"), by architecture: sm_89, gfx1100, or as tools print "
+                        "it (\"GPU 0: NVIDIA GH200 480GB\", \"AMD Instinct MI300X (gfx942:sramecc+:xnack-)\"); "
+                        "\"2x A100\" counts; repeat for several GPUs (`envcheck gpus` lists the names)")
     t.add_argument("--for-gpu", metavar="N|NAME",
                    help="with GPUs of several vendors, the one to plan for: its position (1 = the first "
                         "--gpu or probed GPU), its name, or nvidia/amd/intel (default: the first "
@@ -56,8 +57,9 @@ def add_plan_arguments(p: Any) -> None:
     t.add_argument("--os", type=str.lower, choices=["linux", "windows", "macos"], help="operating system")
     t.add_argument("--arch", help="CPU architecture: x86_64 or aarch64 (arm64)")
     t.add_argument("--driver", metavar="VERSION",
-                   help="NVIDIA driver (570.124.06); with an AMD GPU and --wsl the Windows "
-                        "Adrenalin driver (25.3.1)")
+                   help="NVIDIA driver (570.124.06), or the \"CUDA Version\" nvidia-smi prints (12.8); with "
+                        "an AMD GPU and --wsl the Windows Adrenalin driver (25.3.1; Device Manager's 32.0.x "
+                        "number is taken but cannot be compared)")
     t.add_argument("--python", metavar="X.Y", help="target Python: 3.12, 3.13t (free-threaded), 3.7-32 (32-bit)")
     g = t.add_mutually_exclusive_group()
     g.add_argument("--glibc", metavar="X.Y", help="glibc of the target Linux (2.17 for CentOS 7)")

@@ -76,8 +76,9 @@ def gpu_from_arch(text: str) -> Optional[GpuDevice]:
     if mt:
         sm = "sm_" + "".join(mt.groups())
         return GpuDevice(vendor="nvidia", name=f"NVIDIA GPU ({sm})", arch=sm)
-    mt = re.fullmatch(r"gfx[0-9a-f]{3,4}", t)
+    mt = re.fullmatch(r"(?:amdgcn-amd-amdhsa--)?(gfx[0-9a-f]{3,4})(?::[a-z]+[+-])*", t)  # rocminfo's ISA name too
     if mt:
+        t = mt.group(1)
         return GpuDevice(vendor="amd", name=f"AMD GPU ({t})", arch=t)
     return None
 

@@ -231,3 +231,13 @@ def test_printed_words_never_make_an_unknown_name_known(cli, query):
     # and the desktop RTX 3090 / RTX 4090 must not answer for them); a listing prefix or memory names nothing
     r = cli(["plan", "--gpu", query, "--json"])
     assert r.code == 2 and "unknown GPU" in r.err, (query, r.out[:200])
+
+
+@pytest.mark.parametrize("query, arch", [
+    ("gfx942:sramecc+:xnack-", "gfx942"),               # the target as collect_env prints it (vllm-project/vllm#14062)
+    ("amdgcn-amd-amdhsa--gfx1030", "gfx1030"),          # rocminfo's ISA name (ROCm/legacy-rocm-build#3371)
+    ("amdgcn-amd-amdhsa--gfx90c:xnack-", "gfx90c"),
+])
+def test_an_amd_target_with_its_feature_flags_is_that_target(cli, query, arch):
+    r = cli(["plan", "--gpu", query, "--json"])
+    assert r.code in (0, 1) and [g["arch"] for g in r.json()["machine"]["gpus"]] == [arch]
