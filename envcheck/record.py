@@ -23,6 +23,7 @@ hot loop is faster with dataclass's generated ``__init__``.
 from __future__ import annotations
 
 import sys
+from types import MappingProxyType
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class _Missing:
 
 
 _MISSING: Any = _Missing()
+_NO_METADATA: Mapping[Any, Any] = MappingProxyType({})  # shared, as dataclasses shares its own
 
 
 class Field:
@@ -56,7 +58,7 @@ class Field:
         self.type: Any = None
         self.default, self.default_factory = default, default_factory
         self.init, self.repr, self.hash, self.compare = init, repr, hash, compare
-        self.metadata: Mapping[Any, Any] = dict(metadata or {})
+        self.metadata = _NO_METADATA if metadata is None else MappingProxyType(metadata)
 
     def __repr__(self) -> str:
         return (f"Field(name={self.name!r},type={self.type!r},default={self.default!r},"
@@ -88,7 +90,8 @@ def _from_dataclass_field(value: Any) -> Optional[Field]:
 def _is_classvar(annotation: Any) -> bool:
     """``ClassVar[...]`` (a string under ``from __future__ import annotations``) is no field."""
     if isinstance(annotation, str):
-        return annotation.replace(" ", "").startswith(("ClassVar", "typing.ClassVar", "t.ClassVar"))
+        return "ClassVar" in annotation and annotation.replace(" ", "").startswith(
+            ("ClassVar", "typing.ClassVar", "t.ClassVar"))
     typing = sys.modules.get("typing")
     return typing is not None and (annotation is typing.ClassVar
                                    or getattr(annotation, "__origin__", None) is typing.ClassVar)
@@ -110,11 +113,12 @@ def _collect(cls: type) -> Dict[str, Field]:
     for name, value in cls.__dict__.items():
         if isinstance(value, Field) and name not in own:
             raise TypeError(f"{name!r} is a field but has no type annotation")
+    dataclasses_loaded = "dataclasses" in sys.modules  # else no value can be a dataclasses.field(...)
     for name, annotation in own.items():
         if _is_classvar(annotation):
             continue
         value = cls.__dict__.get(name, _MISSING)
-        f = value if isinstance(value, Field) else _from_dataclass_field(value)
+        f = value if isinstance(value, Field) else _from_dataclass_field(value) if dataclasses_loaded else None
         if f is None:
             f = Field(value, _MISSING, True, True, None, True, None)
         elif f.default is _MISSING:
