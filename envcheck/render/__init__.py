@@ -12,53 +12,35 @@ network). Every format carries the same recipe steps (:mod:`envcheck.render.reci
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envcheck.errors import UsageError
-from envcheck.render.files import (
-    render_dockerfile,
-    render_environment,
-    render_lock,
-    render_requirements,
-)
-from envcheck.render.recipe import render_script, script_name
 from envcheck.resolve.plan import Plan
 
 
-def _uv(plan: Plan, **options: Any) -> str:  # the formats outside the default set import on use
-    from envcheck.render.uvproject import render_uv
+def _lazy(module: str, name: str) -> Callable[..., str]:
+    """The renderer ``name`` of ``envcheck.render.<module>``, imported when a format is first
+    rendered: a command loads only the modules of the formats it asks for (``plan --json`` none)."""
 
-    return render_uv(plan, **options)
+    def renderer(plan: Plan, *args: Any, **options: Any) -> str:
+        # __import__, not importlib.import_module: an import statement's path, which -X importtime reports
+        found = __import__(f"envcheck.render.{module}", fromlist=[name])
+        return getattr(found, name)(plan, *args, **options)
 
-
-def _pixi(plan: Plan, **options: Any) -> str:
-    from envcheck.render.pixi import render_pixi
-
-    return render_pixi(plan, **options)
-
-
-def _variants(plan: Plan, matrix: Any = None) -> str:
-    from envcheck.render.variantsenv import render_variants_env
-
-    return render_variants_env(plan, matrix)
-
-
-def _pylock(plan: Plan) -> str:
-    from envcheck.render.pylock import render_pylock
-
-    return render_pylock(plan)
+    renderer.__qualname__ = name
+    return renderer
 
 
 FORMATS = {
-    "pip": ("requirements.txt", render_requirements),
-    "conda": ("environment.yml", render_environment),
-    "docker": ("Dockerfile", render_dockerfile),
-    "lock": ("envcheck.lock.toml", render_lock),
-    "uv": ("pyproject.uv.toml", _uv),
-    "script": ("install.sh", render_script),  # install.ps1 for a Windows plan (script_name)
-    "pixi": ("pixi.toml", _pixi),
-    "variants": ("variants.env", _variants),
-    "pylock": ("pylock.toml", _pylock),
+    "pip": ("requirements.txt", _lazy("files", "render_requirements")),
+    "conda": ("environment.yml", _lazy("files", "render_environment")),
+    "docker": ("Dockerfile", _lazy("files", "render_dockerfile")),
+    "lock": ("envcheck.lock.toml", _lazy("files", "render_lock")),
+    "uv": ("pyproject.uv.toml", _lazy("uvproject", "render_uv")),
+    "script": ("install.sh", _lazy("recipe", "render_script")),  # install.ps1 for a Windows plan (file_name)
+    "pixi": ("pixi.toml", _lazy("pixi", "render_pixi")),
+    "variants": ("variants.env", _lazy("variantsenv", "render_variants_env")),
+    "pylock": ("pylock.toml", _lazy("pylock", "render_pylock")),
 }
 NETWORK_FORMATS = ("pylock",)
 DEFAULT_FORMATS = ("pip", "conda", "docker", "lock")
@@ -98,7 +80,11 @@ def render(plan: Plan, formats: Sequence[str] = DEFAULT_FORMATS,
 
 def file_name(plan: Plan, fmt: str) -> str:
     """The file a format is written as (``install.ps1`` for a Windows plan's script)."""
-    return script_name(plan) if fmt == "script" else FORMATS[fmt][0]
+    if fmt == "script":
+        from envcheck.render.recipe import script_name
+
+        return script_name(plan)
+    return FORMATS[fmt][0]
 
 
 def render_available(plan: Plan, formats: Sequence[str], options: Optional[Mapping[str, Mapping[str, Any]]] = None,

@@ -66,7 +66,8 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     # a TOML parse, a PEP 440 specifier, OpenSSL's hashes, pickle (the matrix cache is marshal data):
     # none is needed for a plan from cached data
     assert not mods & {"tomllib", "tomli", "packaging.specifiers", "hashlib", "pickle", "envcheck.matrix.load",
-                       "envcheck.render.pixi", "envcheck.render.uvproject"}
+                       "envcheck.render.pixi", "envcheck.render.uvproject", "envcheck.render.pylock",
+                       "envcheck.render.variantsenv"}
     # (the second run re-plans into the same folder, as the benchmark does) argparse's formatter and
     # the terminal width without shutil (+bz2, lzma); temporary names without tempfile (+random)
     assert not mods & {"shutil", "tempfile", "random", "bz2", "lzma", "threading"}
@@ -80,6 +81,15 @@ def test_probe_imports_no_dataclasses(tmp_path):
     dataclasses, inspect, ast or tokenize on its start."""
     mods = modules_of(tmp_path, "probe", "--json")
     assert not mods & {"dataclasses", "inspect", "ast", "tokenize"}
+
+
+@pytest.mark.subprocess
+def test_plan_json_imports_no_renderer(tmp_path):
+    """``plan --json`` writes no file: no format's module is loaded (each is imported when its
+    format is first rendered, envcheck.render.FORMATS)."""
+    mods = modules_of(tmp_path, "plan", "--gpu", "V100", "--json")
+    assert "envcheck.resolve" in mods  # it did plan
+    assert not {m for m in mods if m.startswith("envcheck.render.")}
 
 
 def test_the_config_file_is_found_upward_without_parsing_unrelated_pyprojects(tmp_path):
