@@ -583,6 +583,14 @@ def _commit(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: 
         files = {n: b for n, b in encoded.items() if not _same_content(d / n, b)}
         if not files:
             return
+    if len(files) == 1:  # one rename is all or nothing by itself: no transaction folder or journal
+        ((name, text),) = files.items()
+        if hook:
+            hook(0, name)
+        with _signals_raise():
+            _write_file(d / name, text.encode("utf-8") if isinstance(text, str) else text, force, flag, mkdir=False)
+            _fsync_dir(d)
+        return
     txn = Path(_mkdtemp(str(d), TXN_PREFIX))
     finished = False
     try:
