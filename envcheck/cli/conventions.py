@@ -252,6 +252,8 @@ def stamp_json(command: str, text: str) -> str:
     entry = JSON_SCHEMAS.get(command)
     if entry is None or not text.strip():
         return text
+    if text.startswith('{\n  "schema": ' + json.dumps(entry[0]) + ","):
+        return text  # stamped by the command itself (plan --json): kept as it is, without parsing it again
     try:
         doc = json.loads(text)
     except ValueError:

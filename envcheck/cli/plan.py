@@ -139,7 +139,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        json.dump(plan_json(result.resolution, plan, made.written), sys.stdout, indent=2)
+        from envcheck.cli.conventions import JSON_SCHEMAS
+
+        # stamped here, so the ~1 MB document is not parsed again to put its schema first (stamp_json)
+        doc = {"schema": JSON_SCHEMAS["plan"][0], **plan_json(result.resolution, plan, made.written)}
+        json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif plan is not None and args.format_given and not args.output:
         for name, text in made.files.items():  # --format without -o: print the files
