@@ -5,7 +5,6 @@ Pure text generation: no I/O beyond reading the templates in ``dockerfiles/`` an
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from typing import List, Optional
@@ -267,7 +266,7 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None, host: Option
         about=comment_text(img.says),
         apt=" ".join(shlex.quote(p) for p in img.apt),
         uv_image=check_image(img.uv_image, "uv image") if img.uv_image else "",
-        labels=" \\\n      ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()),
+        labels=" \\\n      ".join(f"{k}={json_string(v)}" for k, v in labels.items()),
     )
     return re.sub(r"\n{3,}", "\n\n", text)
 
@@ -278,6 +277,16 @@ def yaml_scalar(text: str) -> str:
     if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.=<>!*,+/:@~%-]*(?: [A-Za-z0-9_.=<>!*,+/:@~%-]+)*", text) \
             and ": " not in text and not text.endswith(":"):
         return text
+    return json_string(text)
+
+
+def json_string(text: str) -> str:
+    """``text`` as a JSON string (a Dockerfile LABEL value, a YAML double-quoted scalar): ``json.dumps``,
+    which is imported only for text that needs escaping (plain ASCII is ``"text"`` as it is)."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    import json
+
     return json.dumps(text)
 
 
