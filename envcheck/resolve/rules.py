@@ -638,7 +638,7 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
         if g.vendor == "nvidia":
             _nvidia_driver_for_gpu(c, ctx, g)
             _nvidia_arch(c, ctx, g)
-            if (floor := cudnn_floor(ctx.matrix, b, g)) is not None:
+            if (floor := cudnn_floor(ctx.matrix, b, g.arch)) is not None:
                 c.add("gpu-arch", f"{name_of(c)} bundles cuDNN {b.cudnn}, which supports {floor.sm_min} and newer "
                                   f"for CUDA {(b.cuda or '').split('.')[0]}: no cuDNN code for {g.arch} ({g.name}), so "
                                   f"convolutions fail (CUDNN_STATUS_ARCH_MISMATCH; matrices/cuda.toml [[cudnn_floor]])")
@@ -683,13 +683,13 @@ def _xpu_platform(c: Candidate, ctx: Context, g: GpuDevice) -> None:
                     "first step) may not exist for it (matrices/gpus-other.toml [[xpu_family]])", "warning")
 
 
-def cudnn_floor(matrix: Matrix, b: Build, g: GpuDevice) -> Optional[CudnnFloor]:
-    """The cuda.toml row saying the cuDNN ``b`` bundles has no code for ``g``'s architecture (None: none)."""
-    cap = g.compute_capability
-    if not (b.cudnn and b.cuda and cap):
+def cudnn_floor(matrix: Matrix, b: Build, sm: str) -> Optional[CudnnFloor]:
+    """The cuda.toml row saying the cuDNN ``b`` bundles has no code for architecture ``sm`` (None: no such
+    row); verify's arch_compat asks the same of an installed build."""
+    if not (b.cudnn and b.cuda and re.fullmatch(r"sm_\d+[af]?", sm)):
         return None
     return next((f for f in matrix.cudnn_floors if vkey(b.cudnn) >= vkey(f.cudnn_min)
-                 and b.cuda.split(".")[0] in f.cuda and tuple(cap) < _cap(f.sm_min)[:2]), None)
+                 and b.cuda.split(".")[0] in f.cuda and _cap(sm)[:2] < _cap(f.sm_min)[:2]), None)
 
 
 def blas_gap(matrix: Matrix, b: Build, gfx: str) -> Optional[BlasGap]:

@@ -356,27 +356,34 @@ class _Judge:
         return Check("arch_compat", "pass", detail=served)
 
     def _blas_gapped(self, rows: List[Dict[str, Any]]) -> Optional[Check]:
-        """arch_compat's failure for a GPU the installed ROCm build lists but whose bundled rocBLAS has no
-        kernels for it (the resolver's rule, matrices/rocm-libs.toml); the fix is the plan's build."""
-        from envcheck.resolve.rules import blas_gap
+        """arch_compat's failure for a GPU the installed build lists but whose bundled library has no code
+        for it — ROCm's rocBLAS (matrices/rocm-libs.toml), NVIDIA's cuDNN (matrices/cuda.toml
+        [[cudnn_floor]]): the resolver's rules; the fix is the plan's build."""
+        from envcheck.resolve.rules import blas_gap, cudnn_floor
 
         build_row = self.ctx.build_row()
         if build_row is None:
             return None
         for r in rows:
-            gap = blas_gap(self.ctx.matrix, build_row, str(r["arch"]))
-            if gap is None:
+            arch = str(r["arch"])
+            floor = cudnn_floor(self.ctx.matrix, build_row, arch)
+            gap = None if floor is not None else blas_gap(self.ctx.matrix, build_row, arch)
+            if floor is not None:
+                why = (f"cuDNN it bundles ({build_row.cudnn}) supports {floor.sm_min} and newer: convolutions fail "
+                       f"(CUDNN_STATUS_ARCH_MISMATCH; {', '.join(floor.source[:1])})")
+            elif gap is not None:
+                why = (f"rocBLAS it bundles (ROCm {build_row.rocm}; from {gap.rocm_min} on) has no Tensile library for "
+                       f"it: the first matrix multiply aborts ('rocBLAS error: Cannot read TensileLibrary.dat … for "
+                       f"GPU arch : {arch}'; {', '.join(gap.source[:2])})")
+            else:
                 continue
-            self.ctx.groups = {"sm": str(r["arch"])}
+            self.ctx.groups = {"sm": arch}
             try:
                 fix = HELPERS["arch_fix"](self.ctx)
             finally:
                 self.ctx.groups = {}
-            return Check("arch_compat", "fail",
-                         detail=f"{r['name']} is {r['arch']}; torch {self.facts.torch_version} lists it, but the rocBLAS "
-                                f"it bundles (ROCm {build_row.rocm}; from {gap.rocm_min} on) has no Tensile library for "
-                                f"it: the first matrix multiply aborts ('rocBLAS error: Cannot read TensileLibrary.dat "
-                                f"… for GPU arch : {r['arch']}'; {', '.join(gap.source[:2])})", fix=fix)
+            return Check("arch_compat", "fail", fix=fix,
+                         detail=f"{r['name']} is {arch}; torch {self.facts.torch_version} lists it, but the {why}")
         return None
 
     def check_driver(self) -> Check:

@@ -9,6 +9,8 @@ build), nelson-liu/pytorch-manylinux-binaries#13 (K80, Python 3.12, 2.7.1+cu118 
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import plan_for
 
 
@@ -33,3 +35,34 @@ def test_maxwell_keeps_cudnn_9_builds(matrix):
     res = plan_for(matrix, gpus=["GTX 970"])
     assert _accepted(res, "2.7.1", "cu118") and _accepted(res, "2.8.0", "cu126")
     assert not any("cuDNN" in r.message for c in res.candidates for r in c.reasons if c.build.variant == "cu126")
+
+
+@pytest.mark.subprocess
+def test_verify_fails_arch_compat_for_an_installed_cudnn_9_wheel_on_kepler(tmp_path):
+    """Facts replayed as a Tesla K80 running torch 2.5.1+cu118 (recorded from the real CPU venv's collector,
+    the device and build facts set as that CUDA torch reports them: its arch list names sm_37): arch_compat
+    fails on the bundled cuDNN, and the fix is the plan's build (2.3.1+cu118, cuDNN 8)."""
+    import copy
+    import json
+
+    from envcheck.matrix import load_matrix
+    from tests.conftest import run_cli
+    from tests.verify.conftest import given_or_new_torch_venv, venv_python
+
+    py = venv_python(given_or_new_torch_venv(tmp_path / "venv"))
+    doc = copy.deepcopy(run_cli(["verify", "--python", str(py), "--checks", "import_torch,arch_compat",
+                                 "--json"]).json())
+    f = doc["facts"]
+    row = next(b for b in load_matrix().builds_for("2.5.1") if b.variant == "cu118" and "linux-x86_64" in b.platforms)
+    f["runs"]["import_torch"]["data"]["version"] = "2.5.1+cu118"
+    f["packages"]["torch"][0]["version"] = "2.5.1+cu118"
+    f["runs"]["cuda_build"]["data"].update(
+        cuda="11.8", arch_list=list(row.sm), is_available=True, device_count=1,
+        devices=[{"index": 0, "name": "Tesla K80", "capability": [3, 7], "memory_mib": 11441}])
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(doc))
+    checks = {c["name"]: c for c in run_cli(["verify", "--facts", str(path), "--json"]).json()["checks"]}
+    ac = checks["arch_compat"]
+    assert ac["status"] == "fail", ac
+    assert "cuDNN" in ac["detail"] and "9.1.0.70" in ac["detail"] and "sm_37" in ac["detail"], ac["detail"]
+    assert "torch==2.3.1+cu118" in ac["fix"], ac["fix"]
