@@ -686,10 +686,12 @@ def _xpu_platform(c: Candidate, ctx: Context, g: GpuDevice) -> None:
 def cudnn_floor(matrix: Matrix, b: Build, sm: str) -> Optional[CudnnFloor]:
     """The cuda.toml row saying the cuDNN ``b`` bundles has no code for architecture ``sm`` (None: no such
     row); verify's arch_compat asks the same of an installed build."""
-    if not (b.cudnn and b.cuda and re.fullmatch(r"sm_\d+[af]?", sm)):
+    if not (b.cudnn and b.cuda and sm.startswith("sm_")):
         return None
-    return next((f for f in matrix.cudnn_floors if vkey(b.cudnn) >= vkey(f.cudnn_min)
-                 and b.cuda.split(".")[0] in f.cuda and _cap(sm)[:2] < _cap(f.sm_min)[:2]), None)
+    for f in matrix.cudnn_floors:  # the architecture first: for nearly every GPU the only test
+        if _cap(sm) < _cap(f.sm_min) and b.cuda.split(".")[0] in f.cuda and vkey(b.cudnn) >= vkey(f.cudnn_min):
+            return f
+    return None
 
 
 def blas_gap(matrix: Matrix, b: Build, gfx: str) -> Optional[BlasGap]:
