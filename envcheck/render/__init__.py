@@ -12,10 +12,12 @@ network). Every format carries the same recipe steps (:mod:`envcheck.render.reci
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
-
 from envcheck.errors import UsageError
 from envcheck.resolve.plan import Plan
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 def _lazy(module: str, name: str) -> Callable[..., str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from string import Template
-from typing import Dict, List
 
 from envcheck import __version__
 from envcheck.edge import comment_text
@@ -12,6 +11,10 @@ from envcheck.matrix.model import vkey
 from envcheck.resolve.plan import Plan
 from envcheck.resolve.rules import name_of
 from envcheck.resolve.types import Candidate
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, List
 
 
 def title(plan: Plan) -> str:

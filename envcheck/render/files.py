@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import List, Optional
 
 
 from envcheck.edge import check_image, comment_text, printable_line
 from envcheck.render.common import comment_block, driver_line, template, title, version
 from envcheck.render.recipe import recipe_comment
 from envcheck.resolve.plan import Plan
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import List, Optional
 
 
 def _index_lines(plan: Plan, style: str) -> List[str]:

@@ -15,10 +15,13 @@ lock of another plan that happens to sit beside it.
 from __future__ import annotations
 
 import shlex
-from typing import Dict, List, Mapping
 
 from envcheck.resolve.plan import Plan
 from envcheck.resolve.recipe import LOCK_NAME, RecipeStep
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, List, Mapping
 
 #: the here-document delimiter of the lock carried in install.sh
 LOCK_EOF = "ENVCHECK_LOCK_EOF"

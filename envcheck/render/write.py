@@ -3,10 +3,13 @@ the one atomic, no-clobber writer (kept here under the names the commands alread
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Dict, List
 
 from envcheck import fsutil
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+    from typing import Dict, List
 
 
 def check_output_file(path: Path, force: bool = False, flag: str = "-o") -> Path:
