@@ -80,10 +80,12 @@ _MEMORY_SUFFIX = re.compile(r"\d+gb.*$")
 #: the list prefix of `torch.utils.collect_env` / `nvidia-smi -L` ("GPU 0: NVIDIA GH200 480GB"), the gfx
 #: target collect_env appends on ROCm ("AMD Instinct MI300X (gfx942:sramecc+:xnack-)"), and trailing
 #: memory, form factor and kind words ("Intel(R) Arc(TM) 140V GPU (16GB)", "NVIDIA B300 SXM6 AC",
-#: "AMD Instinct MI300X OAM", rocminfo's "AMD Instinct MI300A Accelerator", "Tesla V100 32GB")
+#: "AMD Instinct MI300X OAM", rocminfo's "AMD Instinct MI300A Accelerator" and "Radeon RX 580 Series",
+#: "Tesla V100 32GB")
 _LISTING_PREFIX = re.compile(r"^\s*gpu\s*\d+\s*:\s*", re.I)
 _TARGET_SUFFIX = re.compile(r"\s*\((gfx[0-9a-f]{3,4})(?::[^)]*)?\)\s*$", re.I)
-_TRAILING_WORD = re.compile(r"[\s_-]+\(?(?:\d+\s*gb|gpu|accelerator|sxm\d*|pcie|oam|nvl|hbm\d*e?|ac)\)?\s*$", re.I)
+_TRAILING_WORD = re.compile(r"[\s_-]+\(?(?:\d+\s*gb|gpu|accelerator|series|sxm\d*|pcie|oam|nvl|hbm\d*e?|ac)\)?\s*$",
+                            re.I)
 
 
 def printed_forms(text: str) -> List[str]:
@@ -346,8 +348,9 @@ class Matrix:
             return found
         for form in printed_forms(query):  # "GPU 0: NVIDIA B300 SXM6 AC" → "NVIDIA B300"
             k = normalize_gpu_name(form)
-            if k in index:
-                return index[k]
+            found = index.get(k) or self.pci_gpu(form)
+            if found is not None:
+                return found
         starts = sorted(k for k in index if key and k.startswith(key))  # "rtx" → RTX cards first
         import difflib  # only for an unknown name
 

@@ -209,6 +209,7 @@ def test_what_is_not_a_known_gpu_stays_unknown(cli, query):
     ("Intel ARC(TM) 140v GPU", "Intel Arc Graphics (Core Ultra Series 2 mobile, Lunar Lake)", "xpu-lnl"),
     ("Intel(R) Arc(TM) 140V GPU (16GB)", "Intel Arc Graphics (Core Ultra Series 2 mobile, Lunar Lake)", "xpu-lnl"),
     ("Tesla V100 32GB", "NVIDIA V100", "sm_70"),  # once "v10032gb" lost the model's digits to the memory
+    ("Radeon RX 580 Series", "AMD Radeon RX 580 (Ellesmere)", "gfx803"),  # rocminfo's Marketing Name (xuhuisheng/rocm-gfx803#19)
 ])
 def test_names_as_tools_print_them(matrix, query, name, arch):
     g = matrix.find_gpu(query)
@@ -225,7 +226,7 @@ def test_a_printed_gfx_target_stands_in_for_a_name_without_a_model(cli):
 
 
 @pytest.mark.parametrize("query", ["RTX 3090 Laptop GPU", "RTX 4090 Ti", "GPU 0: Foo 9000",
-                                   "AMD Radeon Graphics (16GB)", "GeForce 710 GPU"])
+                                   "AMD Radeon Graphics (16GB)", "GeForce 710 GPU", "GeForce RTX 40 Series"])
 def test_printed_words_never_make_an_unknown_name_known(cli, query):
     # "Laptop" and "Ti" tell models apart and are never taken off (no RTX 3090 Laptop or RTX 4090 Ti exists,
     # and the desktop RTX 3090 / RTX 4090 must not answer for them); a listing prefix or memory names nothing
