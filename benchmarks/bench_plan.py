@@ -1,5 +1,7 @@
 """`envcheck plan --gpu … -o DIR` and `envcheck --help` against `python -c pass`, run in turn in the
-same run (issue #9 goals: plan ≤ 0.1 s median wall and ≤ 5x; --help ≤ 3x).
+same run (issue #9 goals: plan ≤ 0.1 s median wall and ≤ 5x; --help ≤ 3x). `-o DIR --force` re-plans into
+the same folder; `-o NEWDIR` writes a new folder each run (removed, untimed, before it), as a first
+plan does. ENVCHECK_BENCH_REPEAT sets the number of pairs (default 15).
 
 Time a normal install — `pip install .` into a fresh venv (byte-compiled, not editable: an editable
 install adds its import finder) — and run this file with that venv's python:
@@ -20,7 +22,7 @@ import tempfile
 
 from run import time_pair
 
-REPEAT = 15
+REPEAT = int(__import__("os").environ.get("ENVCHECK_BENCH_REPEAT", "15"))
 
 
 def run():
@@ -31,13 +33,16 @@ def run():
         rows = []
         cases = [
             ("plan --gpu 'RTX 4090' -o DIR --force", ["plan", "--gpu", "RTX 4090", "-o", out, "--force"], 5.0, 0.1),
+            # a new folder each run (removed before it): what a first `plan -o` writes, all files new
+            ("plan --gpu 'RTX 4090' -o NEWDIR", ["plan", "--gpu", "RTX 4090", "-o", f"{out}/new"], 5.0, 0.1),
             ("plan --gpu 7900xtx --wsl -o DIR --force", ["plan", "--gpu", "7900xtx", "--wsl", "-o", out, "--force"],
              5.0, 0.1),
             ("plan --gpu V100 --json", ["plan", "--gpu", "V100", "--json"], 5.0, 0.1),
             ("--help", ["--help"], 3.0, None),
         ]
         for label, args, max_ratio, max_s in cases:
-            t = time_pair([py, "-m", "envcheck", *args], bare, repeat=REPEAT)
+            fresh = (lambda: shutil.rmtree(f"{out}/new", ignore_errors=True)) if "NEWDIR" in label else (lambda: None)
+            t = time_pair([py, "-m", "envcheck", *args], bare, repeat=REPEAT, before_a=fresh)
             goal = f"≤ {max_ratio:g}x" + (f" and ≤ {max_s:g} s" if max_s else "")
             rows.append({"name": f"{label} (wall)", "seconds": t["a_wall"], "baseline": "python -c pass",
                          "baseline_seconds": t["a_wall"] / t["wall_ratio"], "goal": goal,

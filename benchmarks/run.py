@@ -57,10 +57,12 @@ def time_command(argv: Sequence[str], repeat: int = 5, warmup: int = 1, **kw) ->
     return median_seconds(once, repeat, warmup)
 
 
-def time_pair(a: Sequence[str], b: Sequence[str], repeat: int = 15, warmup: int = 2) -> Dict[str, float]:
+def time_pair(a: Sequence[str], b: Sequence[str], repeat: int = 15, warmup: int = 2,
+              before_a: Callable[[], object] = lambda: None) -> Dict[str, float]:
     """Run ``a`` and ``b`` in turn (A B A B …, so both see the same moments of a shared machine) and
     return the medians of each one's wall and CPU (user + system) seconds and of the pairwise ratios:
-    ``{"a_wall", "a_cpu", "b_wall", "b_cpu", "wall_ratio", "cpu_ratio"}``.
+    ``{"a_wall", "a_cpu", "b_wall", "b_cpu", "wall_ratio", "cpu_ratio"}``. ``before_a`` runs, untimed,
+    before each run of ``a`` (e.g. removing the folder ``a`` writes, so each run writes a new one).
 
     Both run in an empty temporary folder: ``python -m envcheck`` from the repository root would
     import the source tree instead of the installed package, and find the repository's pyproject.toml."""
@@ -70,6 +72,8 @@ def time_pair(a: Sequence[str], b: Sequence[str], repeat: int = 15, warmup: int 
     cwd = tempfile.mkdtemp(prefix="envcheck-bench-cwd-")
 
     def once(argv: Sequence[str]) -> Tuple[float, float]:
+        if argv is a:
+            before_a()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         subprocess.run(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
