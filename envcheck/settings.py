@@ -53,7 +53,7 @@ _FALSE = {"0", "false", "no", "off", ""}
 MAX_CONFIG_BYTES = 1 << 20
 #: variables the code reads itself, with a meaning of their own (ENVCHECK_MATRICES: the matrix
 #: loader, and probe goes on without a matrix when it is unreadable; ENVCHECK_DATA_DIR: the user data
-#: root holding index/, not `matrix update --data-dir`'s folder). They never become a flag's default;
+#: root holding index/ — the same folder `matrix update --data-dir` names, read by plan/status too). They never become a flag's default;
 #: tests/integrations/test_cli_conventions.py fails when a new one collides with a flag.
 READ_ELSEWHERE = {"ENVCHECK_MATRICES", "ENVCHECK_DATA_DIR", "ENVCHECK_CACHE_DIR", "ENVCHECK_NO_CACHE",
                   "ENVCHECK_NODE", "ENVCHECK_REPORTS", "ENVCHECK_UV", "ENVCHECK_NO_CONFIG", "ENVCHECK_CONFIG"}

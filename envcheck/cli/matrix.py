@@ -43,8 +43,9 @@ UPDATE_EPILOG = """\
 Reads <index>/<package>/ (PEP 691 JSON when the server offers it, else PEP 503 HTML) and
 rewrites generated-index-<channel>-<package>.toml in your data folder ($ENVCHECK_DATA_DIR/index,
 else ~/.local/share/envcheck/index on Linux, ~/Library/Application Support/envcheck/index on
-macOS, %LOCALAPPDATA%\\envcheck\\index on Windows; --data-dir DIR, or the --matrices folder when
-given), never inside the installed package. `envcheck plan` reads the shipped matrices plus these
+macOS, %LOCALAPPDATA%\\envcheck\\index on Windows; DIR/index with --data-dir DIR — the folder
+ENVCHECK_DATA_DIR=DIR makes plan read —, or the --matrices folder when given), never inside the
+installed package. `envcheck plan` reads the shipped matrices plus these
 files. Hand-sourced files are never touched. All files are replaced together or not at all.
 
 exit codes: 0 updated (or nothing new) · 2 bad input (a bad --index URL, an unwritable data folder) ·
@@ -89,7 +90,8 @@ def _add_update(msub: Any) -> None:
                          "index_url matches --index, else the index host name)")
     add_matrices(up, help="read the hand-sourced matrix from DIR, and write there unless --data-dir is given")
     up.add_argument("--data-dir", metavar="DIR", type=Path,
-                    help="write the generated files into DIR (default: your per-user data folder)")
+                    help="the data folder to write into, as $ENVCHECK_DATA_DIR: the files go to DIR/index, "
+                         "which `ENVCHECK_DATA_DIR=DIR envcheck plan` reads (default: your per-user data folder)")
     up.add_argument("--dry-run", action="store_true", help="fetch and compare, write nothing")
     add_timeout(up, 30.0, "seconds to wait for a connection or a read (default 30)")
     up.add_argument("--retries", metavar="N", type=int, default=3,

@@ -163,8 +163,9 @@ def run_update(
     data_dir: Optional[Path] = None,
 ) -> UpdateResult:
     """Read ``packages`` from ``index`` and rewrite ``generated-index-<channel>-<package>.toml`` in
-    ``data_dir`` — by default the ``matrices`` folder when one is given, else the per-user data
-    folder (:func:`envcheck.matrix.userdata.user_index_dir`); never the installed package. The
+    ``data_dir``'s ``index/`` (the same place ``ENVCHECK_DATA_DIR=data_dir`` makes ``plan`` read) —
+    by default the ``matrices`` folder when one is given, else the per-user data folder's
+    (:func:`envcheck.matrix.userdata.user_index_dir`); never the installed package. The
     hand-sourced facts are read from ``matrices`` (default: the shipped ones plus the user's data).
 
     Returns:
@@ -181,7 +182,7 @@ def run_update(
     names = [str(canonicalize_name(p.strip())) for p in packages if p.strip()]
     if not names:
         raise UsageError("--packages is empty; e.g. --packages torch,torchvision,torchaudio")
-    directory = Path(data_dir) if data_dir else Path(matrices) if matrices else user_index_dir()
+    directory = user_index_dir(data_dir) if data_dir else Path(matrices) if matrices else user_index_dir()
     fsutil.recover(directory)  # a run killed mid-commit left its journal: roll that set back first
     matrix = load_matrix(Path(matrices) if matrices else None)
     if not data_dir and not matrices and not dry_run:

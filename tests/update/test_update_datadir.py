@@ -53,8 +53,16 @@ def test_data_dir_flag_and_explicit_matrices(cli, server, data_dir, mx, tmp_path
     out.mkdir()
     r = _update(cli, server, "--data-dir", str(out))
     assert r.code == 0, r.err
-    assert [p.name for p in out.iterdir()] == ["generated-index-pytorch-torch.toml"]
     assert not (data_dir / "index").exists()
+    # one path rule (breaker3 F10): --data-dir DIR is the folder ENVCHECK_DATA_DIR=DIR names — the
+    # files go to DIR/index, where plan and status then read them (before: DIR itself, never read)
+    assert [str(p.relative_to(out)) for p in sorted(out.rglob("*"))] == ["index", "index/generated-index-pytorch-torch.toml"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ENVCHECK_DATA_DIR", str(out))
+        st = cli(["matrix", "status", "--json"])
+        assert st.code == 0 and [i["package"] for i in st.json()["indexes"]] == ["torch"], st.out + st.err
+        (f,) = load_matrix().index_data().select("pytorch", "torch", "2.7.1+cu128", "linux-x86_64", "3.12")
+        assert f.sha256 == SHA
     # an explicit --matrices folder is read alone, and written to when no --data-dir is given
     r = _update(cli, server, "--matrices", str(mx))
     assert r.code == 0, r.err
