@@ -7,7 +7,8 @@ Two kinds, one place:
   CPU, glibc is Linux's, an Apple-silicon GPU sits only in a Mac). It is the ``rule`` of the
   ``[machine]`` table (:data:`envcheck.machine.io.MACHINE`), so every reader of that table applies it.
 * :func:`contradiction_with_data` — what the matrix's sourced facts rule out: the glibc a known distro
-  ships (``matrices/platforms.toml``), the CUDA a driver runs (``matrices/cuda.toml``). Applied where a
+  ships (``matrices/platforms.toml``), the CUDA a driver runs (``matrices/cuda.toml``), the OS a
+  GPU's systems run (a GPU row's ``host_os``: a Grace-Hopper server is never Windows or a WSL guest). Applied where a
   matrix is at hand: a machine file read for a plan, and the machine flags describe.
 
 Both return ``(".key", message)`` — the key the user has to change — or ``None``.
@@ -96,6 +97,16 @@ def contradiction_with_data(fields: Mapping[str, JSON], matrix: Matrix) -> Optio
         if row is not None and row.glibc and vkey(glibc).release[:2] != vkey(row.glibc).release[:2]:
             return ".glibc", (f"{row.name} ships glibc {row.glibc} (matrices/platforms.toml), "
                               f"not {glibc}: drop one of distro/glibc or correct it")
+    for i, g in enumerate(m.get("gpus") or ()):
+        row = next((r for r in matrix.gpus if r.name == g.get("name")), None) if isinstance(g, dict) else None
+        if row is None or not row.host_os:
+            continue
+        # under WSL the GPU is driven by the Windows host's driver: its systems must run Windows
+        where = "windows" if m.get("wsl") else m.get("os")
+        if where is not None and where not in row.host_os:
+            key, what = (".wsl", "a WSL2 guest (its GPU is the Windows host's)") if m.get("wsl") else (".os", f"os = {where!r}")
+            return key, (f"the {row.name} comes only in systems that run {' or '.join(row.host_os)} "
+                         f"(matrices/gpus: host_os), not {what}")
     driver, cuda_max = m.get("nvidia_driver"), m.get("cuda_driver_max")
     if driver and cuda_max:
         windows = m.get("os") == "windows" or bool(m.get("wsl"))

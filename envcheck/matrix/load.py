@@ -135,6 +135,7 @@ SPECS: Dict[type, Table] = {
         "memory_mib": "int",
         "aliases": list_of("str"),
         "host_arch": one_of("x86_64", "aarch64"),
+        "host_os": list_of("os"),
     }, rule=arch_fits_vendor),
     m.XpuFamily: _row({"archs": req(list_of("gpu_arch")), "os": req(list_of("os")), "wsl": req("bool"),
                         "distros": list_of("str")}),

@@ -178,6 +178,7 @@ class Gpu(Sourced):
     memory_mib: Optional[int] = None
     aliases: Tuple[str, ...] = ()
     host_arch: str = ""  # the only CPU arch this GPU ships with (GH200, GB10, Jetson: aarch64)
+    host_os: Tuple[str, ...] = ()  # the only OSes its systems run (GH200: linux — so never Windows, never WSL)
 
 
 @record(frozen=True)

@@ -71,6 +71,38 @@ def test_flags_that_describe_no_machine_are_exit_2(cli, argv, words):
     assert r.code == 2 and words in r.err and r.out == "", r
 
 
+@pytest.mark.parametrize("gpu", ["GH200", "GB200", "GB300", "GB10"])
+@pytest.mark.parametrize("where", [["--wsl"], ["--os", "windows"]])
+def test_a_grace_system_is_never_windows_nor_a_wsl_guest(cli, gpu, where):
+    """breaker3 F10: `--gpu GH200 --wsl` planned "Linux aarch64 (WSL2)". A Grace-Hopper/Blackwell
+    system's NVIDIA driver is the arm64 (SBSA) one, Linux-only (NVIDIA's driver installation guide
+    lists Windows for x86_64 only): the GPU rows say so (host_os), and the machine is refused."""
+    r = cli(["plan", "--gpu", gpu, *where, "-q"])
+    assert r.code == 2 and "comes only in systems that run linux" in r.err and r.out == "", r
+    assert cli(["plan", "--gpu", gpu, "-q"]).code == 0  # the same GPU on Linux plans
+
+
+def test_every_linux_only_gpu_is_refused_under_wsl_and_windows(cli, matrix):
+    """The class, from the data: every GPU row with host_os, under --wsl and in a machine file."""
+    rows = [g for g in matrix.gpus if g.host_os]
+    assert len(rows) >= 10
+    for g in rows:
+        assert g.host_os == ("linux",), g.name
+        r = cli(["plan", "--gpu", g.name, "--wsl", "-q"])
+        assert r.code == 2 and "wsl" in r.err, (g.name, r.err)
+    assert not [g.name for g in matrix.gpus if g.host_os and "windows" in g.host_os]
+
+
+def test_a_machine_file_with_a_grace_gpu_under_wsl_is_refused(cli, tmp_path):
+    f = tmp_path / "node.toml"
+    f.write_text('schema = 1\n[machine]\nos = "linux"\narch = "aarch64"\nwsl = true\n'
+                 '[[machine.gpus]]\nvendor = "nvidia"\nname = "NVIDIA GH200"\narch = "sm_90"\n')
+    r = cli(["plan", "--machine", str(f), "-q"])
+    assert r.code == 2 and "GH200" in r.err and "WSL2 guest" in r.err, r.err
+    f.write_text(f.read_text().replace("wsl = true\n", ""))
+    assert cli(["plan", "--machine", str(f), "-q"]).code == 0
+
+
 def test_flags_on_a_machine_file_are_held_to_it(cli, tmp_path):
     """A flag that contradicts the file it is added to (a Jetson file, --arch x86_64) is refused too."""
     f = tmp_path / "jetson.toml"
