@@ -97,15 +97,15 @@ def contradiction_with_data(fields: Mapping[str, JSON], matrix: Matrix) -> Optio
         if row is not None and row.glibc and vkey(glibc).release[:2] != vkey(row.glibc).release[:2]:
             return ".glibc", (f"{row.name} ships glibc {row.glibc} (matrices/platforms.toml), "
                               f"not {glibc}: drop one of distro/glibc or correct it")
-    for i, g in enumerate(m.get("gpus") or ()):
-        row = next((r for r in matrix.gpus if r.name == g.get("name")), None) if isinstance(g, dict) else None
-        if row is None or not row.host_os:
+    for g in m.get("gpus") or ():
+        gpu = next((r for r in matrix.gpus if r.name == g.get("name")), None) if isinstance(g, dict) else None
+        if gpu is None or not gpu.host_os:
             continue
         # under WSL the GPU is driven by the Windows host's driver: its systems must run Windows
         where = "windows" if m.get("wsl") else m.get("os")
-        if where is not None and where not in row.host_os:
+        if where is not None and where not in gpu.host_os:
             key, what = (".wsl", "a WSL2 guest (its GPU is the Windows host's)") if m.get("wsl") else (".os", f"os = {where!r}")
-            return key, (f"the {row.name} comes only in systems that run {' or '.join(row.host_os)} "
+            return key, (f"the {gpu.name} comes only in systems that run {' or '.join(gpu.host_os)} "
                          f"(matrices/gpus: host_os), not {what}")
     driver, cuda_max = m.get("nvidia_driver"), m.get("cuda_driver_max")
     if driver and cuda_max:

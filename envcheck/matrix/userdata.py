@@ -33,7 +33,7 @@ def user_data_dir() -> Path:
     return (Path(base) if base and os.path.isabs(base) else home / ".local" / "share") / "envcheck"
 
 
-def user_index_dir(data_dir: "os.PathLike[str] | str | None" = None) -> Path:
+def user_index_dir(data_dir: os.PathLike[str] | str | None = None) -> Path:
     """Where ``envcheck matrix update`` writes ``generated-index-*.toml`` and ``plan`` reads them:
     ``index/`` of the data folder — ``data_dir`` (``matrix update --data-dir``) when given, else
     :func:`user_data_dir` (``$ENVCHECK_DATA_DIR``…). One rule for the flag and the variable: a
