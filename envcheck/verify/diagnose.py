@@ -75,7 +75,10 @@ def diagnose(facts: Facts, lock: Optional[Lock] = None, machine: Optional[Machin
 
     Returns:
         One :class:`Check` per requested check — and ``import_torch`` first, also when not asked
-        for, if torch does not import (every other check would only skip).
+        for (``--checks matmul``, ``--skip import_torch``), if torch does not import (every other
+        check would only skip) or its import warns (NumPy missing or outside the plan's range, what
+        ``import torch`` printed, two copies of torch): that is about the environment every check
+        ran in, and narrowing the checks must not hide it (breaker3 F10).
     """
     if matrix is None:
         from envcheck.matrix import load_matrix
@@ -88,7 +91,12 @@ def diagnose(facts: Facts, lock: Optional[Lock] = None, machine: Optional[Machin
     broken = (imp is not None and imp.get("outcome") != "ok") or (imp is None and facts.section("collector").get("error"))
     if broken and "import_torch" not in names:
         names.insert(0, "import_torch")  # the checks asked for cannot run: say why, as a failure
-    return [judge.check(name) for name in names]
+    out = [judge.check(name) for name in names]
+    if "import_torch" not in names and imp is not None:
+        said = judge.check("import_torch")
+        if said.status == "warn":  # what the import warned holds for every check that ran
+            out.insert(0, said)
+    return out
 
 
 class _Judge:
