@@ -136,6 +136,14 @@ class Context:
     def cuda_driver_max(self) -> Optional[str]:
         return self.here.cuda_driver_max
 
+    def driver_cuda(self) -> Optional[str]:
+        """The newest CUDA the machine's NVIDIA driver runs: as reported (``cuda_driver_max``), else
+        what the driver version reaches per matrices/cuda.toml (``--driver 470.82.01`` → 11.4)."""
+        if self.cuda_driver_max:
+            return self.cuda_driver_max
+        drv = self.nvidia_driver
+        return self.matrix.cuda_for_driver(drv, self.windows_driver) if drv else None
+
     def oldest_python(self) -> Optional[str]:
         """The oldest Python any torch release in the matrix supports (``"3.7"``)."""
         from envcheck.matrix.model import python_key

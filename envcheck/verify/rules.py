@@ -439,7 +439,9 @@ def torch_cuda(ctx: Context) -> str:
 @helper
 def driver_fix(ctx: Context) -> str:
     """Upgrade the driver (to what), or install a build this driver runs (which)."""
-    drv_cuda = _cuda_of_code(ctx.groups.get("found")) or ctx.cuda_driver_max
+    # the driver's CUDA: the message's code, else the machine's (reported, or its version's per cuda.toml) —
+    # so every family whose fix is the driver's (too old, 804 forward compatibility…) names plan's build
+    drv_cuda = _cuda_of_code(ctx.groups.get("found")) or ctx.driver_cuda()
     cuda = ctx.facts.torch_cuda
     parts = []
     if cuda:

@@ -87,7 +87,8 @@ def test_wsl1_is_seen_and_explains_the_missing_driver(tmp_path, matrix, plain_py
     env_check = checks["environment"]
     assert env_check.status == "warn" and env_check.rule == "no-nvidia-driver", env_check
     assert "WSL 1" in env_check.detail and "wsl --set-version <distro> 2" in env_check.fix
-    (f,) = [f for f in explain(NO_DRIVER, matrix, None, facts) if f.rule == "no-nvidia-driver"]
+    # under WSL the WSL family answers (breaker3 F10: no Linux driver inside WSL), and says WSL 1 too
+    (f,) = [f for f in explain(NO_DRIVER, matrix, None, facts) if f.rule == "no-nvidia-driver-wsl"]
     assert "runs under WSL 1, which has no GPU access at all" in f.cause
 
 
