@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import string
 
 
 from envcheck.edge import check_image, comment_text, printable_line
@@ -137,7 +138,7 @@ def render_environment(plan: Plan) -> str:
              " and `conda activate`; run the other steps as the recipe says:\n" + recipe_comment(plan))
     tag = f"{plan.conda.torch}-{'cuda' + plan.conda.cuda_version if plan.conda.cuda_version else 'cpu'}" \
         if plan.conda else f"{plan.release.version}-{b.variant}"
-    name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"torch-{tag}")
+    name = _dashed(f"torch-{tag}", _NAME_CHARS)
     text = template("conda", "environment.yml.in").substitute(
         title=title(plan),
         envcheck_version=version(),
@@ -258,7 +259,7 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None, host: Option
             f"A Dockerfile is a Linux container, so this is the plan re-resolved for one, not the "
             f"{OS_NAMES.get(host.machine.os, host.machine.os)} plan ({host.title}): {host.container_note}.")
                                         if plan is not host else ""),
-        tag=re.sub(r"[^a-zA-Z0-9_.:/-]", "-", tag),
+        tag=_dashed(tag, _TAG_CHARS),
         run_flags=comment_text(" ".join(shlex.quote(w) for f in docker_run_flags(plan) for w in shlex.split(f))),
         prerequisites="\n".join(prereq),
         base_image=image,
@@ -271,7 +272,21 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None, host: Option
         uv_image=check_image(img.uv_image, "uv image") if img.uv_image else "",
         labels=" \\\n      ".join(f"{k}={json_string(v)}" for k, v in labels.items()),
     )
-    return re.sub(r"\n{3,}", "\n\n", text)
+    while "\n\n\n" in text:  # the blank lines of empty placeholders: at most one in a row
+        text = text.replace("\n\n\n", "\n\n")
+    return text
+
+
+#: the characters a conda environment name keeps (any other becomes ``-``); a Docker tag also keeps ``:/``
+_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+_TAG_CHARS = _NAME_CHARS | frozenset(":/")
+#: an ``ENV`` value of only these characters is written as it is
+_PLAIN_ENV_CHARS = _NAME_CHARS | frozenset(",:/=@+%")
+
+
+def _dashed(text: str, keep: frozenset) -> str:
+    """``text`` with every character not in ``keep`` replaced by ``-``."""
+    return "".join(ch if ch in keep else "-" for ch in text)
 
 
 def yaml_scalar(text: str) -> str:
@@ -302,9 +317,9 @@ def docker_env(key: str, value: str) -> str:
     """
     from envcheck.errors import UsageError
 
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+    if not (key.isascii() and key.isidentifier()):  # [A-Za-z_][A-Za-z0-9_]*
         raise UsageError(f"ENV {key!r}: not an environment variable name")
-    if re.fullmatch(r"[A-Za-z0-9_.,:/=@+%-]*", value):
+    if set(value) <= _PLAIN_ENV_CHARS:
         return f"{key}={value}"
     if not printable_line(value):
         raise UsageError(f"ENV {key}: the value holds a control or line-break character")

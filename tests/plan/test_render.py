@@ -161,3 +161,44 @@ def test_conda_cpu_spec_solves_to_the_cpu_build(matrix, tmp_path):
     repodata(tmp_path, p.release.version, p.python, "12.6")
     got = solve(tmp_path, specs, [("__glibc", "2.35"), ("__unix", "0"), ("__linux", "6.0")])
     assert got["pytorch"].startswith("cpu")
+
+
+@pytest.mark.parametrize("key, value, line", [
+    ("CUDA_HOME", "/usr/local/cuda", "CUDA_HOME=/usr/local/cuda"),
+    ("_X1", "a,b:c/d=e@f+g%h-i_j.k", "_X1=a,b:c/d=e@f+g%h-i_j.k"),
+    ("HSA_OVERRIDE_GFX_VERSION", "", "HSA_OVERRIDE_GFX_VERSION="),
+    ("PYTORCH_ALLOC_CONF", "expandable_segments:True garbage_collection_threshold:0.6",
+     'PYTORCH_ALLOC_CONF="expandable_segments:True garbage_collection_threshold:0.6"'),
+    ("P", 'a"b\\c$d', 'P="a\\"b\\\\c\\$d"'),
+    ("P", "café", 'P="café"'),
+])
+def test_dockerfile_env_lines(key, value, line):
+    from envcheck.render.files import docker_env
+
+    assert docker_env(key, value) == line
+
+
+@pytest.mark.parametrize("key, value", [
+    ("1CUDA", "x"), ("CUDA-HOME", "x"), ("CUDA HOME", "x"), ("", "x"), ("É", "x"), ("A\n", "x"),
+    ("A", "x\ny"), ("A", "x\u2028y"),
+])
+def test_dockerfile_env_refuses_what_is_not_a_variable_or_one_line(key, value):
+    from envcheck.errors import UsageError
+    from envcheck.render.files import docker_env
+
+    with pytest.raises(UsageError):
+        docker_env(key, value)
+
+
+def test_names_and_tags_keep_only_their_characters(matrix):
+    """The conda environment's name keeps [A-Za-z0-9_.-], the image tag also ':' and '/'; every other
+    character (the '+' of a local version label) becomes '-'."""
+    from envcheck.render.files import _dashed, _NAME_CHARS, _TAG_CHARS
+
+    assert _dashed("torch-2.13.0+cu130 é/x:y", _NAME_CHARS) == "torch-2.13.0-cu130---x-y"
+    assert _dashed("envcheck/torch:2.13.0+cu130 é", _TAG_CHARS) == "envcheck/torch:2.13.0-cu130--"
+    p = plan(matrix, gpus=["RTX 4090"], driver="570.124.06", python="3.12")
+    files = render(p, ["conda", "docker"])
+    assert re.search(r"^name: torch-[A-Za-z0-9_.-]+$", files["environment.yml"], re.M)
+    assert re.search(r"-t envcheck/torch:[A-Za-z0-9_.:/-]+", files["Dockerfile"])
+    assert "\n\n\n" not in files["Dockerfile"]
