@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"envcheck: note: {name} not made: {why}\n")
     if plan is not None:  # caveats are in the output already; --strict counts them, GitHub Actions shows them
         args.warned = int(getattr(args, "warned", 0) or 0) + len(plan.candidate.warnings)
+    if plan is not None and plan.candidate.warnings:
         from envcheck.ci import JSON_MODE, annotate
 
         files_on_stdout = args.format_given and not args.output
