@@ -819,49 +819,59 @@ def run_checks(cands: Sequence[Candidate], ctx: Context) -> None:
     """Every check of :data:`CHECKS`, in order, on every candidate — the same reasons, warnings and
     ``fit`` as running them one by one, but the checks that do not read the Python run once per
     (release, build): a machine whose Python is not given has a candidate per Python of each build
-    (~1,500 candidates, ~300 builds), and their findings are replayed onto the others."""
-    done: dict = {}  # (release, build) -> (steps, fit fields): a step is a check or what checks added
+    (~1,500 candidates, ~300 builds), and each gets the findings of its build."""
+    order = _order(CHECKS)
+    shared: dict = {}  # (release, build) -> (steps, facts): see _build_findings
     for c in cands:
         key = (id(c.release), id(c.build))
-        plan = done.get(key)
-        if plan is None:
-            done[key] = _check_first(c, ctx)
-            continue
-        steps, fit = plan
+        found = shared.get(key)
+        if found is None:
+            found = shared[key] = _build_findings(c, order, ctx)
+        steps, facts = found
         for step in steps:
             if step.__class__ is tuple:
                 c.reasons.extend(step[0])
                 c.warnings.extend(step[1])
             else:
                 step(c, ctx)
-        if fit:
-            c.note(**fit)
+        if facts:
+            c.note(**facts)
 
 
-def _check_first(c: Candidate, ctx: Context) -> tuple:
-    """Run every check on ``c``; return how to do the same to a candidate that differs only in its
-    Python: the steps (a per-Python check, or the (reasons, warnings) the others added in a row) and
-    the ``fit`` fields the others recorded."""
-    steps: list = []
-    fit: dict = {}
-    for check in CHECKS:
+def _order(checks: Sequence[Callable[[Candidate, Context], None]]) -> list:
+    """``checks`` as runs of the checks that do not read the Python (tuples) between the ones that do."""
+    order: list = []
+    for check in checks:
         if check in PER_PYTHON:
-            check(c, ctx)
-            steps.append(check)
-            continue
-        nr, nw, before = len(c.reasons), len(c.warnings), c.fit
-        check(c, ctx)
-        if c.fit is not before:  # it recorded something (Candidate.note makes a new Fit)
-            changed = {k: v for k, v in c.fit.__dict__.items() if before.__dict__[k] is not v}
-            if changed.keys() & PER_PYTHON_FIT:
-                raise AssertionError(f"{check.__name__} records {sorted(changed.keys() & PER_PYTHON_FIT)}, "
-                                     "which a per-Python check records too: add it to PER_PYTHON")
-            fit.update(changed)
-        added = (c.reasons[nr:], c.warnings[nw:])
-        if not (added[0] or added[1]):
-            continue
-        if steps and steps[-1].__class__ is tuple:  # checks in a row: one step
-            steps[-1] = (steps[-1][0] + added[0], steps[-1][1] + added[1])
+            order.append(check)
+        elif order and order[-1].__class__ is tuple:
+            order[-1] += (check,)
         else:
-            steps.append(added)
-    return steps, fit
+            order.append((check,))
+    return order
+
+
+def _build_findings(c: Candidate, order: list, ctx: Context) -> tuple:
+    """What the checks that do not read the Python find for ``c``'s (release, build): the steps every
+    candidate of the build takes (a per-Python check to run, or the (reasons, warnings) a run of the
+    others added) and the ``fit`` facts the others noted."""
+    probe = Candidate(c.release, c.build, c.python)  # the build's findings, apart from any candidate's
+    steps: list = []
+    for item in order:
+        if item.__class__ is not tuple:
+            steps.append(item)
+            continue
+        nr, nw = len(probe.reasons), len(probe.warnings)
+        for check in item:
+            check(probe, ctx)
+        if len(probe.reasons) > nr or len(probe.warnings) > nw:
+            steps.append((probe.reasons[nr:], probe.warnings[nw:]))
+    facts = probe.noted
+    if facts.keys() & PER_PYTHON_FIT:
+        culprit = Candidate(c.release, c.build, c.python)
+        for check in (check for item in order if item.__class__ is tuple for check in item):
+            check(culprit, ctx)
+            if culprit.noted.keys() & PER_PYTHON_FIT:
+                raise AssertionError(f"{check.__name__} records {sorted(culprit.noted.keys() & PER_PYTHON_FIT)}, "
+                                     "which a per-Python check records too: add it to PER_PYTHON")
+    return steps, facts

@@ -127,8 +127,8 @@ class Reason:
 class Fit:
     """Ranking facts the checks record about one candidate (read by ranking, plans, alternatives).
 
-    Checks never mutate it: each records with ``candidate.note(field=value)``, which replaces the
-    candidate's ``fit`` with an updated copy. Decisions read these fields, never message text.
+    Checks never mutate it: each records with ``candidate.note(field=value)``, and the candidate's
+    ``fit`` is the Fit of what was noted. Decisions read these fields, never message text.
 
     Attributes:
         arch_fit: how the build serves the GPUs, worst over them: 0 exact cubin/gfx target,
@@ -175,12 +175,11 @@ class Fit:
         return self.DRIVER_RANK.get(self.driver, 3)
 
 
-#: The ``fit`` every candidate starts from (a Fit is never changed in place: :meth:`Candidate.note`
-#: makes a copy), so ~1,500 candidates do not each build an empty one.
+#: The ``fit`` of a candidate nothing was noted about (a Fit is never changed in place: a candidate
+#: makes a new one from its noted facts when read), so ~1,500 candidates do not each build an empty one.
 NO_FIT = Fit()
 
 
-@dataclass
 class Candidate:
     """One (release × build × Python) the resolver considered.
 
@@ -190,15 +189,36 @@ class Candidate:
             the build has no wheel list for the platform).
         reasons: every failure (empty = accepted).
         warnings: caveats of an accepted candidate.
-        fit: ranking facts recorded by the checks (:class:`Fit`).
+        fit: ranking facts recorded by the checks (:class:`Fit`), made from the facts noted so far
+            when first read (most candidates are rejected and nothing reads theirs).
     """
 
-    release: Release
-    build: Build
-    python: Optional[str]
-    reasons: List[Reason] = field(default_factory=list)
-    warnings: List[Reason] = field(default_factory=list)
-    fit: Fit = NO_FIT  # frozen: one shared until a check notes a fact
+    # a plain class (not a dataclass): ~1,500 are made per plan, and a class made by @dataclass costs
+    # a millisecond to define on every start
+    __slots__ = ("release", "build", "python", "reasons", "warnings", "_facts", "_fit")
+
+    def __init__(self, release: Release, build: Build, python: Optional[str],
+                 reasons: Optional[List[Reason]] = None, warnings: Optional[List[Reason]] = None) -> None:
+        self.release = release
+        self.build = build
+        self.python = python
+        self.reasons: List[Reason] = reasons if reasons is not None else []
+        self.warnings: List[Reason] = warnings if warnings is not None else []
+        self._facts: Dict[str, object] = {}  # what note() recorded, in order
+        self._fit: Optional[Fit] = NO_FIT
+
+    def __repr__(self) -> str:
+        return (f"Candidate(release={self.release!r}, build={self.build!r}, python={self.python!r}, "
+                f"reasons={self.reasons!r}, warnings={self.warnings!r}, fit={self.fit!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Candidate:
+            return NotImplemented
+        o: Candidate = other  # type: ignore[assignment]
+        return ((self.release, self.build, self.python, self.reasons, self.warnings, self.fit)
+                == (o.release, o.build, o.python, o.reasons, o.warnings, o.fit))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as a dataclass)
 
     @property
     def accepted(self) -> bool:
@@ -212,8 +232,23 @@ class Candidate:
     def variant(self) -> str:
         return self.build.variant
 
+    @property
+    def fit(self) -> Fit:
+        if self._fit is None:
+            # the Fit of the noted facts (a copy of NO_FIT's fields with them replaced; every Fit field
+            # is an init field, no __post_init__: what dataclasses.replace() does, without its per-call work)
+            fit = object.__new__(Fit)
+            fit.__dict__.update(NO_FIT.__dict__, **self._facts)
+            self._fit = fit
+        return self._fit
+
+    @property
+    def noted(self) -> Dict[str, object]:
+        """The facts :meth:`note` recorded (read-only: note() is the way to record one)."""
+        return self._facts
+
     def note(self, **facts: object) -> None:
-        """Record ranking facts (``c.note(driver="full")``): ``fit`` becomes an updated copy.
+        """Record ranking facts (``c.note(driver="full")``); :attr:`fit` says them from then on.
 
         Raises:
             TypeError: a name that is not a field of :class:`Fit`.
@@ -221,11 +256,8 @@ class Candidate:
         unknown = facts.keys() - _FIT_FIELDS
         if unknown:
             raise TypeError(f"Fit has no field {', '.join(sorted(unknown))}")
-        # dataclasses.replace() without its per-call work (thousands of calls per plan): a copy of
-        # the frozen Fit's fields with these replaced; every Fit field is an init field, no __post_init__
-        new = object.__new__(Fit)
-        new.__dict__.update(self.fit.__dict__, **facts)
-        self.fit = new
+        self._facts.update(facts)
+        self._fit = None
 
     def add(self, code: str, message: str, severity: str = "error") -> None:
         (self.reasons if severity == "error" else self.warnings).append(Reason(code, message, severity))
