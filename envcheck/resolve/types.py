@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import FrozenInstanceError, field, fields
 from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Tuple
 
 
@@ -37,7 +37,8 @@ REASON_CODES = {
 #: A nightly version: ``2.7.0.dev20250310``.
 DEV_RE = r"[0-9]+\.[0-9]+\.[0-9]+\.dev[0-9]{8}"
 
-BACKEND_RE = re.compile(r"auto|cpu|cuda|rocm|xpu|mps|cu\d{2,3}|rocm\d+\.\d+(\.\d+)?")
+#: A ``--backend`` value (compiled on first use, by :mod:`re`'s cache: the default ``auto`` needs no check).
+BACKEND_RE = r"auto|cpu|cuda|rocm|xpu|mps|cu\d{2,3}|rocm\d+\.\d+(\.\d+)?"
 
 
 @record(frozen=True)
@@ -103,7 +104,7 @@ class Request:
             UsageError: not one of auto, cpu, cuda, cuXYZ, rocm, rocmX.Y, xpu, mps.
         """
         t = text.strip().lower()
-        if not BACKEND_RE.fullmatch(t):
+        if t != "auto" and not re.fullmatch(BACKEND_RE, t):
             raise UsageError(
                 f"--backend {text!r}: expected auto, cpu, cuda or cuXYZ (cu128), rocm or rocmX.Y "
                 "(rocm6.3), xpu or mps"
@@ -111,19 +112,46 @@ class Request:
         return t
 
 
-@dataclass(frozen=True)
 class Reason:
-    """Why a candidate was rejected (``severity="error"``) or accepted with a caveat (``"warning"``)."""
+    """Why a candidate was rejected (``severity="error"``) or accepted with a caveat (``"warning"``).
 
+    Immutable, compared and hashed by its fields. A plain class, not a dataclass: hundreds are made
+    per plan, and a class made by ``@dataclass`` costs a millisecond to define on every start.
+    """
+
+    __slots__ = ("code", "message", "severity")
     code: str
     message: str
-    severity: str = "error"
+    severity: str
+
+    def __init__(self, code: str, message: str, severity: str = "error") -> None:
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "severity", severity)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        return f"Reason(code={self.code!r}, message={self.message!r}, severity={self.severity!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Reason:
+            return NotImplemented
+        o: Reason = other  # type: ignore[assignment]
+        return (self.code, self.message, self.severity) == (o.code, o.message, o.severity)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.message, self.severity))
 
     def to_dict(self) -> JSONObject:
         return {"code": self.code, "message": self.message}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fit:
     """Ranking facts the checks record about one candidate (read by ranking, plans, alternatives).
 
