@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import FrozenInstanceError, field, fields
 from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Tuple
 
 
-from envcheck.record import record
+from envcheck.record import field, fields, record
 from envcheck.errors import UsageError
 from envcheck.jsontypes import JSONObject
 from envcheck.machine.model import Machine
@@ -130,9 +129,13 @@ class Reason:
         object.__setattr__(self, "severity", severity)
 
     def __setattr__(self, name: str, value: object) -> None:
+        from dataclasses import FrozenInstanceError  # only when it is raised (dataclasses is slow to import)
+
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
+        from dataclasses import FrozenInstanceError
+
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __repr__(self) -> str:
@@ -337,5 +340,5 @@ class Resolution:
 
     @property
     def chosen(self) -> Optional[Candidate]:
-        acc = self.accepted
-        return acc[0] if acc else None
+        """The first accepted candidate (the best: they come first), without listing them all."""
+        return next((c for c in self.candidates if c.accepted), None)
