@@ -8,7 +8,7 @@ machine needs, the conda and Docker choices, and what ``verify`` must find later
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.record import field, record
 from envcheck.errors import UsageError
@@ -132,10 +132,11 @@ class Plan:
     mirrors: List[Tuple[str, str]] = field(default_factory=list)
     matrix_index_url: str = ""  # the index URL before --mirror
     offline: str = ""  # a folder of wheels (plan --download): installs use --no-index --find-links it
-    # a Windows / macOS plan's Linux container (its Dockerfile), re-resolved (envcheck/resolve/container.py);
-    # None for a Linux plan (its own container) or when nothing fits (container_note says why)
-    container: Optional[Plan] = None
-    container_note: str = ""
+    # how to make a Windows / macOS plan's Linux container plan (its Dockerfile's), re-resolved
+    # (envcheck/resolve/container.py): ``container`` and ``container_note`` work it out when first read —
+    # a Dockerfile reads them, a --json plan never does; None for a Linux plan (its own container)
+    container_of: Optional[Callable[[], Tuple[Optional[Plan], str]]] = field(default=None, repr=False,
+                                                                           compare=False)
     # the companions the user left out (``--without``): no pin, recipe step, conda/pixi dependency
     # or lock names them (one place, :func:`make_plan`)
     without: Tuple[str, ...] = ()
@@ -143,6 +144,25 @@ class Plan:
     @property
     def machine(self):
         return self.resolution.machine
+
+    @property
+    def container(self) -> Optional[Plan]:
+        """A Windows / macOS plan's Linux container plan; ``None`` for a Linux plan (its own container)
+        or when nothing fits the container (:attr:`container_note` says why)."""
+        return self._container()[0]
+
+    @property
+    def container_note(self) -> str:
+        """How the container plan was made, or why there is none (``""`` for a Linux plan)."""
+        return self._container()[1]
+
+    def _container(self) -> Tuple[Optional[Plan], str]:
+        if self.container_of is None:
+            return None, ""
+        made = self.__dict__.get("_container_made")
+        if made is None:
+            made = self.__dict__["_container_made"] = self.container_of()
+        return made
 
     @property
     def build(self):
@@ -411,8 +431,8 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
     from envcheck.resolve.recipe import build_recipe
 
     plan.recipe = build_recipe(plan, matrix, res.request.compile, steps)
-    if res.machine.os != "linux":  # a Dockerfile is a Linux container: its own plan
+    if res.machine.os != "linux":  # a Dockerfile is a Linux container: its own plan, made when asked for
         from envcheck.resolve.container import container_plan
 
-        plan.container, plan.container_note = container_plan(res, matrix, mirrors, left_out)
+        plan.container_of = lambda: container_plan(res, matrix, mirrors, left_out)
     return plan
