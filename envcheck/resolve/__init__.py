@@ -26,7 +26,7 @@ ranked by :func:`rank_key` — the one ranking rule (README "How the choice is m
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.machine.model import Machine
 from envcheck.matrix import Matrix
@@ -111,41 +111,58 @@ def complete_set(c: Candidate) -> bool:
     return has and c.build.confidence != "unverified" and c.release.confidence != "unverified"
 
 
-def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine,
-             prefer_python: Optional[str] = None, complete: Optional[set] = None) -> Tuple:
-    """Sort key for accepted candidates (smaller = better); see the module docstring.
+def ranking(release_index: Dict[str, int], machine: Machine, prefer_python: Optional[str] = None,
+            complete: Optional[set] = None) -> Callable[[Candidate], Tuple]:
+    """The sort key of accepted candidates on ``machine`` (smaller = better); see the module docstring.
+    What depends on the machine alone is worked out here, once, not for each candidate.
 
     Args:
         complete: releases with a complete, verified accepted set (rule 1); ``None`` = rule off.
     """
-    b = c.build
     driver_known = bool(machine.nvidia_driver or machine.cuda_driver_max)
-    toolkit = b.cuda or b.rocm or "0"
-    newest_first = tuple(-x for x in vkey(toolkit).release)
-    pypi_default = c.release.pypi.get(machine.platform) == b.variant
-    variant_pref = (0 if driver_known or pypi_default else 1, newest_first)
-    py = c.python
-    if machine.python or py is None:
-        py_pref: Tuple = ()
-    else:
-        major, minor, ft = python_key(py)
-        py_pref = (ft, len(c.fit.companions_missing), py != prefer_python if prefer_python else False,
-                   c.fit.compile is False,
-                   c.fit.python_new, -major, -minor)
-    unverified = any(w.code == "unverified" for w in c.warnings)
-    others = sum(1 for w in c.warnings if w.code not in ("unverified", "gpu-arch", "companion"))
-    return (
-        complete is not None and c.release.version not in complete,
-        release_index.get(c.release.version, 1 << 30),
-        c.fit.arch_fit,
-        c.fit.arch_predates,
-        c.fit.driver_rank,
-        unverified,
-        others,
-        variant_pref,
-        {"pypi": 0, "pytorch": 1}.get(b.channel, 2),
-        py_pref,
-    )
+    platform = machine.platform
+    python_given = bool(machine.python)
+
+    def key(c: Candidate) -> Tuple:
+        b = c.build
+        toolkit = b.cuda or b.rocm or "0"
+        newest_first = tuple(-x for x in vkey(toolkit).release)
+        pypi_default = c.release.pypi.get(platform) == b.variant
+        variant_pref = (0 if driver_known or pypi_default else 1, newest_first)
+        py = c.python
+        fit = c.fit
+        if python_given or py is None:
+            py_pref: Tuple = ()
+        else:
+            major, minor, ft = python_key(py)
+            py_pref = (ft, len(fit.companions_missing), py != prefer_python if prefer_python else False,
+                       fit.compile is False,
+                       fit.python_new, -major, -minor)
+        unverified = any(w.code == "unverified" for w in c.warnings)
+        others = sum(1 for w in c.warnings if w.code not in ("unverified", "gpu-arch", "companion"))
+        return (
+            complete is not None and c.release.version not in complete,
+            release_index.get(c.release.version, 1 << 30),
+            fit.arch_fit,
+            fit.arch_predates,
+            fit.driver_rank,
+            unverified,
+            others,
+            variant_pref,
+            _CHANNEL_RANK.get(b.channel, 2),
+            py_pref,
+        )
+
+    return key
+
+
+_CHANNEL_RANK = {"pypi": 0, "pytorch": 1}
+
+
+def rank_key(c: Candidate, release_index: Dict[str, int], machine: Machine,
+             prefer_python: Optional[str] = None, complete: Optional[set] = None) -> Tuple:
+    """:func:`ranking`'s sort key of one candidate."""
+    return ranking(release_index, machine, prefer_python, complete)(c)
 
 
 def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
@@ -170,7 +187,7 @@ def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
     prefer = distro_python(matrix, machine)
     ok = [c for c in cands if c.accepted]
     complete = None if request.prefer == "newest" else {c.release.version for c in ok if complete_set(c)}
-    accepted = sorted(ok, key=lambda c: rank_key(c, release_index, machine, prefer, complete))
+    accepted = sorted(ok, key=ranking(release_index, machine, prefer, complete))
     rejected = [c for c in cands if not c.accepted]
     res = Resolution(machine, request, accepted + rejected)
     if not accepted:
@@ -214,7 +231,7 @@ def _no_build_status(
     run_checks(cpu, cpu_ctx)
     fallback = [c for c in cpu if c.accepted]
     complete = None if request.prefer == "newest" else {c.release.version for c in fallback if complete_set(c)}
-    fallback.sort(key=lambda c: rank_key(c, release_index, machine, None, complete))
+    fallback.sort(key=ranking(release_index, machine, None, complete))
     best = fallback[0] if fallback else None
     ctx = Context(matrix, machine, Request(backend="auto"))
     any_serves = False
@@ -227,10 +244,6 @@ def _no_build_status(
             any_serves = True
             break
     return ("no_build" if any_serves else "no_official_build"), best
-
-
-def _only(c: Candidate, codes: set) -> bool:
-    return bool(c.reasons) and all(r.code in codes for r in c.reasons)
 
 
 def _without_request_limits(res: Resolution, ctx: Context, release_index: Dict[str, int]) -> List[str]:
@@ -307,9 +320,16 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
         if problem:
             out.append(f"fix the NVIDIA driver first — {problem.message}")
             too_new = too_new or problem.kind == "too_new"
-    driver_only = [c for c in res.rejected if _only(c, {"driver"}) and better(c)]
+    # the rejected candidates newer than the choice that one kind of reason alone keeps out
+    only: Dict[str, List[Candidate]] = {"driver": [], "glibc": [], "python": []}
+    for c in res.rejected:
+        code = c.reasons[0].code
+        if code in only and all(r.code == code for r in c.reasons) and better(c):
+            only[code].append(c)
+    rank = ranking(release_index, machine)
+    driver_only = only["driver"]
     if driver_only and not too_new:
-        best = sorted(driver_only, key=lambda c: rank_key(c, release_index, machine))[0]
+        best = min(driver_only, key=rank)
         full, floor = best.fit.driver_full, best.fit.driver_floor
         if best.build.backend == "cuda" and full and best.fit.driver_last_branch and floor:
             out.append(f"use an R{best.fit.driver_last_branch} driver ≥ {floor} to use {name_of(best)} (minor-version "
@@ -320,14 +340,14 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
         elif best.fit.wsl_release:
             rel = best.fit.wsl_release
             out.append(f"update the AMD Windows driver to Adrenalin ≥ {rel.adrenalin_min} to use {name_of(best)}")
-    glibc_only = [c for c in res.rejected if _only(c, {"glibc"}) and better(c)]
+    glibc_only = only["glibc"]
     if glibc_only:
-        best = sorted(glibc_only, key=lambda c: rank_key(c, release_index, machine))[0]
+        best = min(glibc_only, key=rank)
         out.append(f"{name_of(best)} needs glibc ≥ {best.fit.glibc_floor}: run it in a container "
                    "(`--format docker` writes a Dockerfile whose base image has it) or upgrade the OS")
-    py_only = [c for c in res.rejected if _only(c, {"python"}) and better(c) and machine.python_bits == 64]
-    if py_only and machine.python:
-        best = sorted(py_only, key=lambda c: rank_key(c, release_index, machine))[0]
+    py_only = only["python"]
+    if py_only and machine.python and machine.python_bits == 64:
+        best = min(py_only, key=rank)
         pys = build_pythons(best, machine.platform)
         out.append(f"{name_of(best)} has wheels for Python {py_span(pys)}; with one of those it would fit")
     if machine.os == "windows":

@@ -29,18 +29,19 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from envcheck.record import field, record
 from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix
-from envcheck.matrix.model import BlasGap, Build, CudnnFloor, Release, python_key, vkey
+from envcheck.matrix.model import BlasGap, Build, Companion, CudnnFloor, Release, python_key, vkey
 from envcheck.resolve.types import Candidate, Request
 
 OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
 BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "mps": "MPS", "cpu": "CPU"}
 VENDOR_BACKEND = {"nvidia": "cuda", "amd": "rocm", "intel": "xpu", "apple": "mps"}
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}
+T = TypeVar("T")
 
 
 @record
@@ -54,6 +55,8 @@ class Context:
         windows_driver: the NVIDIA driver is a Windows one (native Windows, or WSL2 where the host
             driver is used).
         served_gpus: :attr:`Machine.served_gpus`.
+
+    and what they ask of the matrix for many candidates alike, once per question (:meth:`once`).
     """
 
     matrix: Matrix
@@ -62,11 +65,21 @@ class Context:
     platform: str = field(init=False)
     windows_driver: bool = field(init=False)
     served_gpus: List[GpuDevice] = field(init=False)
+    _answers: Dict[tuple, object] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.platform = self.machine.platform
         self.windows_driver = self.machine.os == "windows" or self.machine.wsl
         self.served_gpus = self.machine.served_gpus
+        self._answers = {}
+
+    def once(self, key: tuple, work: Callable[[], T]) -> T:
+        """``work()``, worked out once per ``key`` for this resolve (its inputs never change during one)."""
+        try:
+            return self._answers[key]  # type: ignore[return-value]
+        except KeyError:
+            answer = self._answers[key] = work()
+            return answer
 
 
 # -- formatting helpers ---------------------------------------------------------------------
@@ -178,14 +191,20 @@ def check_python(c: Candidate, ctx: Context) -> None:
         return
     pys = build_pythons(c, ctx.platform)
     if c.python in pys:
-        prev = ctx.matrix.previous_release(c.release.version)
-        c.note(python_new=prev is not None and c.python not in prev.python.get(ctx.platform, ()))
+        before = ctx.once(("previous pythons", c.release.version), lambda: _previous_pythons(c.release, ctx))
+        c.note(python_new=before is not None and c.python not in before)
         return
     if c.python.endswith("t"):
         c.add("python", f"{name_of(c)} has no free-threaded Python {c.python} wheel (it has "
                         f"{py_span(pys)})")
     else:
         c.add("python", f"{name_of(c)} has no wheel for Python {c.python} (it has {py_span(pys)})")
+
+
+def _previous_pythons(release: Release, ctx: Context) -> Optional[Sequence[str]]:
+    """The Pythons the release before ``release`` has on the machine's platform (``None``: no such release)."""
+    prev = ctx.matrix.previous_release(release.version)
+    return prev.python.get(ctx.platform, ()) if prev is not None else None
 
 
 def check_glibc(c: Candidate, ctx: Context) -> None:
@@ -401,8 +420,9 @@ def check_driver(c: Candidate, ctx: Context) -> None:
         # desktop/data-center scale; which JetPack a build needs is check_gpus' (sbsa_from_cuda) and
         # the tegra rule's (the build's JetPack generation)
         return
-    full, floor, bounds = driver_range(ctx.matrix, b.cuda, ctx.windows_driver,
-                                       [g for g in ctx.served_gpus if g.vendor == "nvidia"])
+    cuda = b.cuda
+    full, floor, bounds = ctx.once(("driver range", cuda), lambda: driver_range(
+        ctx.matrix, cuda, ctx.windows_driver, [g for g in ctx.served_gpus if g.vendor == "nvidia"]))
     c.note(driver_full=full, driver_floor=floor)
     cuda_mm = ".".join(b.cuda.split(".")[:2])
     major = b.cuda.split(".")[0]
@@ -593,7 +613,7 @@ def gpu_driver_problem(ctx: Context, g: GpuDevice) -> Optional[DriverProblem]:
 def _nvidia_driver_for_gpu(c: Candidate, ctx: Context, g: GpuDevice) -> None:
     if c.build.tegra:
         return
-    problem = gpu_driver_problem(ctx, g)
+    problem = ctx.once(("driver problem", id(g)), lambda: gpu_driver_problem(ctx, g))
     if problem:
         c.add("driver", problem.message)
 
@@ -766,10 +786,8 @@ def check_companions(c: Candidate, ctx: Context) -> None:
     if c.python is None or ctx.platform not in c.build.platforms:
         return
     missing = []
-    for pkg in ("torchvision", "torchaudio"):
-        version = companion_version(c, pkg)
-        row = ctx.matrix.companions.get((pkg, version)) if version else None
-        if row is None or row.serves(ctx.platform, c.python) is not False:
+    for pkg, version, row in ctx.once(("companions", id(c.release), id(c.build)), lambda: _companion_rows(c, ctx)):
+        if row.serves(ctx.platform, c.python) is not False:
             continue
         missing.append(pkg)
         has = py_span(row.python.get(ctx.platform, ()))
@@ -777,6 +795,17 @@ def check_companions(c: Candidate, ctx: Context) -> None:
                            f"{has}): left unpinned — a Python all three serve avoids that", "warning")
     if missing:
         c.note(companions_missing=tuple(missing))
+
+
+def _companion_rows(c: Candidate, ctx: Context) -> List[Tuple[str, str, Companion]]:
+    """(package, version, matrices/companions.toml row) of the companions paired with ``c``'s build."""
+    out = []
+    for pkg in ("torchvision", "torchaudio"):
+        version = companion_version(c, pkg)
+        row = ctx.matrix.companions.get((pkg, version)) if version else None
+        if row is not None:
+            out.append((pkg, version, row))
+    return out
 
 
 def check_unverified(c: Candidate, ctx: Context) -> None:
@@ -810,32 +839,53 @@ CHECKS: List[Callable[[Candidate, Context], None]] = [
 #: The checks that read the candidate's Python, and the ``fit`` fields they record. Every other check
 #: is a function of the release, the build and the context alone, reads only ``fit`` fields that such
 #: checks record (gpus reads driver) and records none of these fields — so :func:`run_checks` works
-#: those out once per (release, build) and hands their findings to each of its Pythons.
+#: those out once per (release, build) and hands their findings to each of its Pythons. These read no
+#: ``fit`` field, and of the build only what :func:`python_inputs` names.
 PER_PYTHON = (check_python, check_compile, check_companions)
 PER_PYTHON_FIT = frozenset({"python_new", "compile", "triton_windows", "companions_missing"})
 
 
+def python_inputs(c: Candidate, ctx: Context) -> tuple:
+    """What the checks of :data:`PER_PYTHON` read of ``c`` besides its Python (the context is the same
+    for all): the release; whether the build is made for the machine's platform, the Pythons it has
+    there, its companions' versions and its backend. The builds of a release mostly agree on these,
+    so :func:`run_checks` works out their per-Python findings once per (inputs, Python)."""
+    b = c.build
+    return (id(c.release), ctx.platform in b.platforms, tuple(build_pythons(c, ctx.platform)),
+            tuple(companion_version(c, pkg) for pkg in ("torchvision", "torchaudio")), b.backend)
+
+
 def run_checks(cands: Sequence[Candidate], ctx: Context) -> None:
     """Every check of :data:`CHECKS`, in order, on every candidate — the same reasons, warnings and
-    ``fit`` as running them one by one, but the checks that do not read the Python run once per
-    (release, build): a machine whose Python is not given has a candidate per Python of each build
-    (~1,500 candidates, ~300 builds), and each gets the findings of its build."""
+    ``fit`` as running them one by one, but each piece of work once: a machine whose Python is not
+    given has a candidate per Python of each build (~1,500 candidates, ~300 builds); the checks that
+    do not read the Python run once per (release, build), the ones that do once per (their inputs,
+    Python), and each candidate gets the findings of both."""
     order = _order(CHECKS)
-    shared: dict = {}  # (release, build) -> (steps, facts): see _build_findings
+    builds: dict = {}  # (release, build) -> (steps, facts, python inputs): see _build_findings
+    pythons: dict = {}  # (python inputs, Python, …) -> (findings per check, facts): see _python_findings
     for c in cands:
         key = (id(c.release), id(c.build))
-        found = shared.get(key)
+        found = builds.get(key)
         if found is None:
-            found = shared[key] = _build_findings(c, order, ctx)
-        steps, facts = found
+            found = builds[key] = _build_findings(c, order, ctx)
+        steps, facts, inputs = found
+        # a build without the candidate's Python: check_python's reason names the build, so no sharing
+        same = (inputs, c.python, c.python is None or c.python in inputs[2] or id(c.build))
+        per_python = pythons.get(same)
+        if per_python is None:
+            per_python = pythons[same] = _python_findings(c, ctx)
+        added, py_facts = per_python
         for step in steps:
-            if step.__class__ is tuple:
-                c.reasons.extend(step[0])
-                c.warnings.extend(step[1])
-            else:
-                step(c, ctx)
+            reasons, warnings = step if step.__class__ is tuple else added[step]
+            if reasons:
+                c.reasons.extend(reasons)
+            if warnings:
+                c.warnings.extend(warnings)
         if facts:
             c.note(**facts)
+        if py_facts:
+            c.note(**py_facts)
 
 
 def _order(checks: Sequence[Callable[[Candidate, Context], None]]) -> list:
@@ -853,8 +903,8 @@ def _order(checks: Sequence[Callable[[Candidate, Context], None]]) -> list:
 
 def _build_findings(c: Candidate, order: list, ctx: Context) -> tuple:
     """What the checks that do not read the Python find for ``c``'s (release, build): the steps every
-    candidate of the build takes (a per-Python check to run, or the (reasons, warnings) a run of the
-    others added) and the ``fit`` facts the others noted."""
+    candidate of the build takes (a per-Python check, or the (reasons, warnings) a run of the others
+    added), the ``fit`` facts the others noted, and the build's :func:`python_inputs`."""
     probe = Candidate(c.release, c.build, c.python)  # the build's findings, apart from any candidate's
     steps: list = []
     for item in order:
@@ -874,4 +924,16 @@ def _build_findings(c: Candidate, order: list, ctx: Context) -> tuple:
             if culprit.noted.keys() & PER_PYTHON_FIT:
                 raise AssertionError(f"{check.__name__} records {sorted(culprit.noted.keys() & PER_PYTHON_FIT)}, "
                                      "which a per-Python check records too: add it to PER_PYTHON")
-    return steps, facts
+    return steps, facts, python_inputs(c, ctx)
+
+
+def _python_findings(c: Candidate, ctx: Context) -> tuple:
+    """What each check of :data:`PER_PYTHON` finds for ``c``: ``{check: (reasons, warnings)}`` and the
+    ``fit`` facts they noted."""
+    probe = Candidate(c.release, c.build, c.python)
+    added = {}
+    for check in PER_PYTHON:
+        nr, nw = len(probe.reasons), len(probe.warnings)
+        check(probe, ctx)
+        added[check] = (probe.reasons[nr:], probe.warnings[nw:])
+    return added, probe.noted
