@@ -210,16 +210,47 @@ _PS_PLAIN = r"[A-Za-z0-9_.:/\\=+-]+"
 _PS_QUOTES = "'\u2018\u2019\u201a\u201b"
 
 
-def shell_word(word: str, windows: bool = False) -> str:
+def shell_word(word: str, windows: bool = False, one_line: bool = False) -> str:
     """``word`` quoted for the shell a user pastes a printed command into: POSIX sh (``shlex.quote``),
-    or PowerShell on Windows (single quotes, each single quote doubled)."""
+    or PowerShell on Windows (single quotes, each single quote doubled).
+
+    Bytes that are not UTF-8 (a file name Python holds as surrogate escapes) — and, with
+    ``one_line`` (a command inside a ``#`` comment), control characters and line breaks — make the
+    word bash's ``$'…'`` with ``\\xHH`` escapes: the same bytes when pasted, on one line, and text
+    any file can hold (never a UnicodeEncodeError)."""
     import shlex
 
     if not windows:
-        return shlex.quote(word)
+        if _utf8(word) and (not one_line or word.isprintable()):
+            return shlex.quote(word)
+        return _ansi_c(word)
     if word and re.fullmatch(_PS_PLAIN, word):
         return word
     return "'" + "".join(c * 2 if c in _PS_QUOTES else c for c in word) + "'"
+
+
+def _utf8(word: str) -> bool:
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:  # surrogate escapes: bytes of a name that are not UTF-8
+        return False
+    return True
+
+
+def _ansi_c(word: str) -> str:
+    """bash's ``$'…'`` form of ``word``: printable characters as they are, every other byte (of the
+    file system's encoding, surrogate escapes included) as ``\\xHH``."""
+    import os
+
+    out = []
+    for ch in word:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif ch.isprintable() and _utf8(ch):
+            out.append(ch)
+        else:
+            out.append("".join(f"\\x{b:02x}" for b in os.fsencode(ch)))
+    return "$'" + "".join(out) + "'"
 
 
 def shell_command(argv: list[str] | tuple[str, ...], windows: bool = False) -> str:

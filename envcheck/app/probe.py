@@ -77,10 +77,11 @@ def write_machine(path: Path, machine: Machine, force: bool = False) -> Path:
     """
     import tomli_w
 
+    from envcheck.edge import shell_word
     from envcheck.machine.io import machine_document
     from envcheck.render.write import write_output_file
 
     text = ("# envcheck probe: this machine, each fact with how it was found ([machine.how]).\n"
-            "# Plan for it anywhere with: envcheck plan --machine " + path.name + "\n"
+            "# Plan for it anywhere with: envcheck plan --machine " + shell_word(path.name, one_line=True) + "\n"
             + tomli_w.dumps(machine_document(machine)))
     return write_output_file(path, text, force, "-o")
