@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Optional
 
 from envcheck.errors import UsageError
 
@@ -23,7 +23,7 @@ DEFAULT_GLIBC = "2.28"
 
 
 def download_plan(plan: Any, matrix: Any, directory: Path, force: bool = False,
-                  say: Callable[[str], None] = lambda s: None) -> List[Path]:
+                  say: Callable[[str], None] = lambda s: None, timeout: Optional[float] = None) -> List[Path]:
     """Fill ``directory/wheels`` and write the offline recipe files; returns the files written.
 
     Raises:
@@ -57,17 +57,17 @@ def download_plan(plan: Any, matrix: Any, directory: Path, force: bool = False,
     if wheels.is_dir() and any(wheels.glob("*.whl")) and not force:
         say(f"{wheels} already holds wheels: checking them")
     with undo_on_failure(wheels):  # a failed or interrupted download leaves no folder or wheel it made
-        return _download(plan, matrix, directory, wheels, glibc, force, say)
+        return _download(plan, matrix, directory, wheels, glibc, force, say, timeout)
 
 
 def _download(plan: Any, matrix: Any, directory: Path, wheels: Path, glibc: str, force: bool,
-              say: Callable[[str], None]) -> List[Path]:
+              say: Callable[[str], None], timeout: Optional[float]) -> List[Path]:
     from envcheck.docker.wheelhouse import prepare
     from envcheck.render import render
     from envcheck.render.write import write_outputs
     from envcheck.resolve.recipe import build_recipe
 
-    house = prepare(plan, wheels, dict(plan.pins), glibc, say)
+    house = prepare(plan, wheels, dict(plan.pins), glibc, say, timeout=timeout)
     offline = dataclasses.replace(plan, pins=dict(house.pins), requires=dict(house.requires), offline=WHEELS, hashes={},
                                   notes=list(plan.notes) + list(house.notes)
                                   + [f"offline: every wheel is in {WHEELS}/ ({house.origin}); install with "

@@ -341,6 +341,7 @@ class OutputRequest:
     force: bool = False
     download: Optional[Path] = None
     print_files: bool = False
+    timeout: float = 600.0  # seconds the tools a format or the download runs (uv, pip) may take in all
 
 
 @record(frozen=True)
@@ -372,7 +373,8 @@ def make_outputs(result: PlanResult, request: PlanRequest, out: OutputRequest,
         p = only_packages(p, result.matrix, out.packages)
     from envcheck.render import render_available
 
-    options: Dict[str, Dict[str, object]] = {"pip": {"style": out.style}, "variants": {"matrix": result.matrix}}
+    options: Dict[str, Dict[str, object]] = {"pip": {"style": out.style}, "variants": {"matrix": result.matrix},
+                                             "pylock": {"timeout": out.timeout}}
     if "uv" in out.formats:
         options["uv"] = {"extra_plans": extra_plans(result, out.extras, request), "pin_python": out.pin_python}
     files: Dict[str, str] = {}
@@ -387,7 +389,7 @@ def make_outputs(result: PlanResult, request: PlanRequest, out: OutputRequest,
         from envcheck.download import download_plan
 
         written += [str(x) for x in download_plan(p, result.matrix, out.download, out.force,
-                                                   say or (lambda text: None))]
+                                                   say or (lambda text: None), timeout=out.timeout)]
     if out.print_files and out.output is None:
         files, skipped = render_available(p, list(out.formats), options, out.explicit)
     return PlanOutputs(plan=p, files=files, written=written, skipped=skipped)

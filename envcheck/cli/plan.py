@@ -8,7 +8,8 @@ from collections import Counter, OrderedDict
 
 from envcheck.app.plan import plan_json  # noqa: F401 (the `plan --json` object; tests import it from here too)
 from envcheck.cli.conventions import COMMAND_HELP, path_arg
-from envcheck.cli.flags import add_force, add_json, add_matrices, add_mirror, add_plan_arguments, plan_request
+from envcheck.cli.flags import (add_force, add_json, add_matrices, add_mirror, add_plan_arguments, add_timeout,
+                                check_timeout, plan_request)
 from envcheck.errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
@@ -75,6 +76,8 @@ def add_parser(sub: Any) -> None:
                    help="gather every wheel of the plan (torch, companions, their dependencies) into DIR/wheels "
                         "and write install.sh, requirements.txt, Dockerfile and envcheck.lock.toml beside it, "
                         "installing with --no-index from there (an air-gapped install: carry DIR over)")
+    add_timeout(o, 600.0, "seconds the tools plan runs may take in all — uv for --format pylock, pip for "
+                          "--download (default 600); past it they are stopped: exit 3")
     o.add_argument("--hashes", action="store_true",
                    help="pin every wheel of the chosen build with --hash=sha256:… (needs `envcheck matrix "
                         "update` data); install with `pip install --require-hashes --no-deps -r …` after "
@@ -103,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         args.output = Path(args.output)
+    timeout = check_timeout(args.timeout)
     req = plan_request(args, hashes=args.hashes)
     result = plan_use_case(req)
     from envcheck.cli.conventions import warn
@@ -118,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
     made = make_outputs(result, req, OutputRequest(
         formats=formats, explicit=explicit, style=args.style, extras=args.extras, pin_python=args.pin_python, packages=args.packages,
-        output=args.output, force=args.force, download=args.download,
+        output=args.output, force=args.force, download=args.download, timeout=timeout,
         print_files=args.format_given and not args.json), say)
     plan = made.plan
     for name, why in made.skipped:

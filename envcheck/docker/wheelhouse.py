@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
@@ -165,8 +166,6 @@ def pip_download(argv: Sequence[str], say: Say = lambda s: None, timeout: float 
     Raises:
         WheelhouseError: pip failed or hung (its ERROR lines are in the message).
     """
-    import time
-
     stream = runner.start(list(argv))
     end = time.monotonic() + timeout
     out: List[str] = []
@@ -193,13 +192,16 @@ def pip_download(argv: Sequence[str], say: Say = lambda s: None, timeout: float 
 
 
 def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
-            say: Say = lambda s: None, pip: Sequence[str] = (), requires: Optional[Dict[str, str]] = None) -> Wheelhouse:
+            say: Say = lambda s: None, pip: Sequence[str] = (), requires: Optional[Dict[str, str]] = None,
+            timeout: Optional[float] = None) -> Wheelhouse:
     """Wheels for ``pins`` in ``directory``: checked when it holds wheels, downloaded when empty.
 
     Args:
         plan: the Plan (its index option, Python, platform, release).
         glibc: the base image's glibc (``"2.36"``): the newest manylinux tag accepted.
         pip: the pip command (default: this interpreter's ``python -m pip``).
+        timeout: seconds every pip download of this call may take in all (default
+            :data:`DOWNLOAD_TIMEOUT`): one deadline, also across the retry from plain PyPI.
         requires: ranges to gather beside the pins (default: the plan's, ``{"numpy": "<2"}``); a
             given folder without a wheel in a range leaves that range out (said in the notes: torch
             imports without NumPy, with a warning).
@@ -227,18 +229,20 @@ def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
             "point --wheelhouse at an empty folder to download them, or leave companions out with --packages torch")
     with fsutil.undo_on_failure(directory):  # a failed download leaves no folder or wheel of its own
         directory.mkdir(parents=True, exist_ok=True)
-        return _download(plan, directory, pins, glibc, say, pip, ranges, alt, pypi_note)
+        return _download(plan, directory, pins, glibc, say, pip, ranges, alt, pypi_note,
+                         time.monotonic() + (timeout or DOWNLOAD_TIMEOUT))
 
 
 def _download(plan: object, directory: Path, pins: Dict[str, str], glibc: str, say: Say, pip: Sequence[str],
-              ranges: Dict[str, str], alt: Optional[Dict[str, str]], pypi_note: str) -> Wheelhouse:
+              ranges: Dict[str, str], alt: Optional[Dict[str, str]], pypi_note: str, end: float) -> Wheelhouse:
     python = plan.python or f"{sys.version_info[0]}.{sys.version_info[1]}"  # type: ignore[attr-defined]
     platforms = platform_tags(plan.machine.arch, glibc)  # type: ignore[attr-defined]
     index = plan.index_option  # type: ignore[attr-defined]
     say(f"pip download {' '.join(f'{k}=={v}' for k, v in pins.items())} for Python {python} "
         f"({index or 'pip’s configured index'})")
     try:
-        pip_download(download_argv(directory, pins, python, platforms, index, pip, ranges), say)
+        pip_download(download_argv(directory, pins, python, platforms, index, pip, ranges), say,
+                     max(0.1, end - time.monotonic()))
         return Wheelhouse(directory, dict(pins), f"pip download from {index or 'pip’s configured index'}",
                           requires=ranges)
     except WheelhouseError as first:
@@ -246,7 +250,8 @@ def _download(plan: object, directory: Path, pins: Dict[str, str], glibc: str, s
             raise
         say(f"the plan's index could not serve them ({first}); trying plain PyPI's files of the same build")
         try:
-            pip_download(download_argv(directory, alt, python, platforms, "", pip, ranges), say)
+            pip_download(download_argv(directory, alt, python, platforms, "", pip, ranges), say,
+                         max(0.1, end - time.monotonic()))
         except WheelhouseError as second:
             raise WheelhouseError(f"{first}\n  and from pip's configured index: {second}") from None
         return Wheelhouse(directory, alt, "pip download from pip's configured index", [pypi_note], ranges)

@@ -34,7 +34,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 
 __all__ = ["PylockError", "uv_target", "requirements_in", "render_pylock", "check_pylock"]
 
-UV_TIMEOUT = 600.0  # seconds: resolving torch's dependencies from a slow index
+UV_TIMEOUT = 600.0  # seconds uv may take in all by default (`plan --timeout S`); past it uv is stopped
 
 
 class PylockError(CouldNotRun):
@@ -160,11 +160,16 @@ def render_pylock(plan: Plan, timeout: float = UV_TIMEOUT) -> str:
                 "--no-header", *index_args(plan)]
         env = dict(os.environ)
         env.setdefault("UV_NO_PROGRESS", "1")
+        # uv's own wait for one request (UV_HTTP_TIMEOUT, 30 s by default) never outlasts the whole deadline
+        own = env.get("UV_HTTP_TIMEOUT", "")
+        if not (own.isdigit() and 0 < int(own) <= timeout):
+            env["UV_HTTP_TIMEOUT"] = str(max(1, min(30, int(timeout))))
         r = run(argv, timeout=timeout, env=env)
         if not r.ok:
             tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-8:])
+            hint = "; give it more time with `plan --timeout S`" if "timed out" in (r.error or "") else ""
             raise PylockError(f"uv could not lock torch {plan.pins.get('torch')} for {uv_target(plan)} / Python "
-                              f"{python}: {r.error}\n{tail}")
+                              f"{python}: {r.error}{hint}\n{tail}".rstrip())
         raw = out.read_text(encoding="utf-8")
     doc = tomllib.loads(raw)
     missing = [p["name"] for p in doc.get("packages", [])

@@ -69,3 +69,33 @@ def test_readme_documents_3():
 
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert "· 3 could not run: a tool envcheck runs is missing or failed, or an index could not be reached" in text
+
+
+def test_a_hanging_index_stops_uv_at_plans_timeout(cli, uv_bin, monkeypatch, tmp_path):
+    """breaker2 F17 leftover: pylock waited a fixed 600 s for uv. `plan --timeout S` bounds it: the real
+    uv against an index that accepts connections and never answers is stopped at the deadline."""
+    import time
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(16)
+    try:
+        monkeypatch.setenv("ENVCHECK_UV", uv_bin)
+        monkeypatch.setenv("UV_NO_CONFIG", "1")
+        monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+        t0 = time.monotonic()
+        r = cli([*PLAN, "--format", "pylock", "--mirror", f"http://127.0.0.1:{s.getsockname()[1]}",
+                 "--timeout", "3", "-o", str(tmp_path / "out")])
+        took = time.monotonic() - t0
+    finally:
+        s.close()
+    assert r.code == 3, r.err
+    assert "timed out after 3 s" in r.err and "plan --timeout S" in r.err, r.err
+    assert took < 30, took
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("bad", ["0", "nan", "-5", "inf"])
+def test_plan_timeout_must_be_a_number_of_seconds(cli, bad):
+    r = cli([*PLAN, "--timeout", bad])
+    assert r.code == 2 and "--timeout" in r.err
