@@ -73,6 +73,9 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     assert not mods & {"shutil", "tempfile", "random", "bz2", "lzma", "threading"}
     # printable text is told by str.isprintable (unicodedata only for the rest)
     assert "unicodedata" not in mods
+    # every class of the plan path is a @record or a plain class: no dataclasses (+inspect, ast, dis,
+    # tokenize: ~9 ms), whose helpers envcheck.record provides for records
+    assert not mods & {"dataclasses", "inspect", "ast", "dis", "tokenize"}
     # no JSON is read or written: the Dockerfile's LABEL values are plain ASCII (render.files.json_string)
     assert "json" not in mods
 
