@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, cast
 
@@ -42,14 +42,15 @@ def default_matrix_dir() -> Path:
     return Path(env) if env else resource_dir("matrices")
 
 
+# Patterns only some lookups use are kept as text, compiled (and cached by ``re``) on first use.
 #: a PCI vendor:device id as lspci prints it ("10de:2504"), or as Windows names the device in its hardware ids
-#: and Device Manager ("PCI\\VEN_10DE&DEV_2504&SUBSYS_881D1043&REV_A1")
-_PCI_ID = re.compile(r"\b(10de|1002|8086):([0-9a-fA-F]{4})\b|\bVEN_(10de|1002|8086)&DEV_([0-9a-f]{4})(?![0-9a-f])", re.I)
+#: and Device Manager ("PCI\\VEN_10DE&DEV_2504&SUBSYS_881D1043&REV_A1"); case-insensitive
+_PCI_ID = r"\b(10de|1002|8086):([0-9a-fA-F]{4})\b|\bVEN_(10de|1002|8086)&DEV_([0-9a-f]{4})(?![0-9a-f])"
 _PCI_VENDOR = {"10de": "nvidia", "1002": "amd", "8086": "intel"}
 #: vendor and brand words people and tools put before a chip codename ("NVIDIA GeForce GK104", "AMD Navi 31",
 #: lspci's "Advanced Micro Devices, Inc. [AMD/ATI] Navi 31 [...]")
-_VENDOR_PREFIX = re.compile(r"^(?:(?:nvidia(?: corporation)?|advanced micro devices,? inc\.? \[amd/ati\]|amd|ati"
-                            r"|geforce|tesla|quadro|radeon)\s+)+", re.I)
+_VENDOR_PREFIX = (r"^(?:(?:nvidia(?: corporation)?|advanced micro devices,? inc\.? \[amd/ati\]|amd|ati"
+                  r"|geforce|tesla|quadro|radeon)\s+)+")  # case-insensitive
 #: what the PCI database appends to a codename for a variant of the chip: GM200GL, TU106M, GA104GLM; Vega 10 XL/XT/XTX
 _CODENAME_SUFFIX = r"(?:[A-Z]{0,3}| X[LT]X?)"
 
@@ -73,8 +74,10 @@ def normalize_gpu_name(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", t)
 
 
-_STRIP_PREFIX = re.compile(r"^(rtx|gtx|rx|tesla|quadro|instinct|arc)(?=\w)")
-_MEMORY_SUFFIX = re.compile(r"\d+gb.*$")
+#: the series word before a model number ("rtx4090" → "4090"), for names without it
+_STRIP_PREFIX = r"^(rtx|gtx|rx|tesla|quadro|instinct|arc)(?=\w)"
+#: a memory size after the model ("h10080gb" → "h100")
+_MEMORY_SUFFIX = r"\d+gb.*$"
 
 #: what tools print around a model name, taken off one piece at a time when the whole text is unknown:
 #: the list prefix of `torch.utils.collect_env` / `nvidia-smi -L` ("GPU 0: NVIDIA GH200 480GB"), the gfx
@@ -132,13 +135,7 @@ class Matrix:
         self.directory = directory
         self.files = files
 
-        def rows(table: str, file_prefix: str = "") -> list:
-            out: list = []
-            for fname, tables in files.items():
-                if fname.startswith(file_prefix) and table in tables:  # (a cached table is read only here)
-                    out.extend(tables[table])
-            return out
-
+        rows = self._rows
         self.releases: List[m.Release] = sorted(
             rows("release", "torch-releases"), key=lambda r: vkey(r.version), reverse=True
         )
@@ -149,30 +146,16 @@ class Matrix:
         self.families: Dict[int, m.Family] = {f.major: f for f in rows("family")}
         self.archs: Dict[str, m.NvArch] = {a.sm: a for a in rows("arch")}
         self.gpus: List[m.Gpu] = rows("gpu")
-        self.xpu_families: Dict[str, m.XpuFamily] = {a: f for f in rows("xpu_family") for a in f.archs}
-        self.rocm_wsl: List[m.RocmWslRelease] = rows("release", "rocm-wsl")
-        self.steps: Dict[str, m.Step] = {s.key: s for s in rows("step")}
         self.recipe: List[m.RecipeRow] = rows("recipe")
-        self.amd_routes: List[m.AmdRoute] = rows("route", "amd-routes")
-        self.distros: List[m.Distro] = rows("distro")
-        self.rocm_os: Dict[str, m.RocmOs] = {x.rocm: x for x in rows("rocm_os")}
         self.manylinux: Dict[str, m.ManylinuxAlias] = {a.tag: a for a in rows("manylinux")}
         self.markers: Dict[str, m.Marker] = {x.platform: x for x in rows("marker")}
         self.companions: Dict[Tuple[str, str], m.Companion] = {(x.package, x.version): x for x in rows("companion")}
-        self.triton_windows: Dict[str, m.TritonWindows] = {x.torch: x for x in rows("triton_windows")}
-        self.chips: List[m.Chip] = rows("chip")
-        self.blas_gaps: List[m.BlasGap] = rows("blas_gap")
         self.cudnn_floors: List[m.CudnnFloor] = rows("cudnn_floor")
-        self.jetpacks: List[m.JetpackGen] = rows("jetpack")
         self._pci: Optional[Tuple[Dict[str, str], Dict[str, Tuple[str, str]]]] = None
         self.numpy_rows: List[m.NumpyRow] = rows("numpy")
         self.conda_forge: List[m.CondaForgeRow] = rows("conda_forge")
-        self.pytorch_channel: List[m.PytorchChannelRow] = rows("pytorch_channel")
         self.conda_selects: List[m.CondaSelect] = rows("conda_select")
         self.base_images: List[m.BaseImage] = rows("base_image")
-        self.variant_providers: Dict[str, m.VariantProvider] = {x.vendor: x for x in rows("variant_provider")}
-        self.ci_targets: List[m.CiTarget] = rows("ci_target")
-        self.container_routes: List[m.ContainerRoute] = rows("container_route")
         self.index_updates: List[m.IndexUpdate] = rows("update", "generated-index")
         self.index_wheels: List[m.IndexWheels] = rows("wheels", "generated-index")
         self._index_data: Optional[IndexData] = None
@@ -185,6 +168,72 @@ class Matrix:
         #: answers of the lookups the resolver asks for every candidate ((method, argument) → row);
         #: the rows never change after loading
         self._memo: Dict[Tuple[str, str], object] = {}
+
+    def _rows(self, table: str, file_prefix: str = "") -> list:
+        """The rows of every ``table`` table, in file order (of the files whose name starts with
+        ``file_prefix``); a cached table is rebuilt into rows only when read here."""
+        out: list = []
+        for fname, tables in self.files.items():
+            if fname.startswith(file_prefix) and table in tables:
+                out.extend(tables[table])
+        return out
+
+    # -- tables only some plans read (AMD, WSL, Jetson, Intel, containers): made on first use ----------
+    @cached_property
+    def xpu_families(self) -> Dict[str, m.XpuFamily]:
+        return {a: f for f in self._rows("xpu_family") for a in f.archs}
+
+    @cached_property
+    def rocm_wsl(self) -> List[m.RocmWslRelease]:
+        return self._rows("release", "rocm-wsl")
+
+    @cached_property
+    def steps(self) -> Dict[str, m.Step]:
+        return {s.key: s for s in self._rows("step")}
+
+    @cached_property
+    def amd_routes(self) -> List[m.AmdRoute]:
+        return self._rows("route", "amd-routes")
+
+    @cached_property
+    def distros(self) -> List[m.Distro]:
+        return self._rows("distro")
+
+    @cached_property
+    def rocm_os(self) -> Dict[str, m.RocmOs]:
+        return {x.rocm: x for x in self._rows("rocm_os")}
+
+    @cached_property
+    def triton_windows(self) -> Dict[str, m.TritonWindows]:
+        return {x.torch: x for x in self._rows("triton_windows")}
+
+    @cached_property
+    def chips(self) -> List[m.Chip]:
+        return self._rows("chip")
+
+    @cached_property
+    def blas_gaps(self) -> List[m.BlasGap]:
+        return self._rows("blas_gap")
+
+    @cached_property
+    def jetpacks(self) -> List[m.JetpackGen]:
+        return self._rows("jetpack")
+
+    @cached_property
+    def pytorch_channel(self) -> List[m.PytorchChannelRow]:
+        return self._rows("pytorch_channel")
+
+    @cached_property
+    def variant_providers(self) -> Dict[str, m.VariantProvider]:
+        return {x.vendor: x for x in self._rows("variant_provider")}
+
+    @cached_property
+    def ci_targets(self) -> List[m.CiTarget]:
+        return self._rows("ci_target")
+
+    @cached_property
+    def container_routes(self) -> List[m.ContainerRoute]:
+        return self._rows("container_route")
 
     # -- torch -----------------------------------------------------------------------------
     def builds_for(self, version: str) -> List[m.Build]:
@@ -313,7 +362,7 @@ class Matrix:
             for g in self.gpus:
                 for n in (g.name, *g.aliases):
                     exact.setdefault(normalize_gpu_name(n), g)
-                k = _STRIP_PREFIX.sub("", normalize_gpu_name(g.name))
+                k = re.sub(_STRIP_PREFIX, "", normalize_gpu_name(g.name))
                 loose.setdefault(k, []).append(g)
             for k, gs in loose.items():
                 if k and len({g.name for g in gs}) == 1:
@@ -338,11 +387,13 @@ class Matrix:
         """
         index = self._gpu_keys()
         key = normalize_gpu_name(query)
-        if not key and not _PCI_ID.search(query):  # only vendor words ("NVIDIA GeForce", "AMD Radeon Graphics")
+        if not key and not re.search(_PCI_ID, query, re.I):  # only vendor words ("NVIDIA GeForce", "AMD Radeon Graphics")
             raise UnknownGpuError(query, [], generic=True)
-        for k in (key, _MEMORY_SUFFIX.sub("", key)):
-            if k and k in index:
-                return index[k]
+        if key and key in index:
+            return index[key]
+        bare = re.sub(_MEMORY_SUFFIX, "", key)
+        if bare and bare in index:
+            return index[bare]
         found = self.pci_gpu(query)
         if found is not None:
             return found
@@ -398,7 +449,7 @@ class Matrix:
         """A GPU named by a PCI ``vendor:device`` id, an ``lspci -nn`` line, a marketing name the PCI
         database knows (``GTX 780``, ``UHD 630``) or a chip codename (``GA102``, ``Navi 31``)."""
         ids, names = self._pci_tables()
-        mt = _PCI_ID.search(query)
+        mt = re.search(_PCI_ID, query, re.I)
         vendor, label = "", ""
         if mt:
             ven, dev = (mt.group(1), mt.group(2)) if mt.group(1) else (mt.group(3), mt.group(4))
@@ -414,7 +465,7 @@ class Matrix:
         else:  # a codename: bare ("GA102", "Navi 31"), after vendor words ("NVIDIA GeForce GK104"), or
             # a device as the PCI database names it ("GM200GL [Tesla M40]", "Vega 10 XL [Radeon Pro Vega 56]") or
             # with the product after it ("Ellesmere RX 580", "Navi 44 XTX")
-            device, how = _VENDOR_PREFIX.sub("", query.strip()), "chip codename"
+            device, how = re.sub(_VENDOR_PREFIX, "", query.strip(), flags=re.I), "chip codename"
             codename = device.partition("[")[0].split(" / ")[0].strip()
             chip = next((c for c in self.chips if c.vendor != "intel"
                          and re.fullmatch(f"(?:{c.pattern}){_CODENAME_SUFFIX}(?: .*)?", codename, re.I)), None)

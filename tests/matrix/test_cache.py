@@ -127,3 +127,23 @@ def test_a_single_file_read_through_the_cache_matches_its_parse(tmp_path, monkey
         assert {t: list(again[t]) for t in again} == first
     assert first["cpu_arch"] and first["distro"]
     matrix_pkg._file_rows.cache_clear()
+
+
+def test_loading_reads_no_table_a_plan_does_not_need(scratch, monkeypatch):
+    """Tables are rebuilt into rows when first read: loading the matrix (what every plan does) leaves
+    diagnoses.toml's rules, the chip codenames and the AMD/WSL/Jetson tables as stored bytes."""
+    d, _ = scratch
+    load_matrix(d)
+    matrix_pkg._load_cached.cache_clear()
+    read = []
+    real = matrix_pkg._StoredTables.__getitem__
+
+    def noting(self, table):
+        read.append(table)
+        return real(self, table)
+
+    monkeypatch.setattr(matrix_pkg._StoredTables, "__getitem__", noting)
+    warm = load_matrix(d)
+    assert {"build", "release", "gpu", "toolkit"} <= set(read)
+    assert not {"diagnosis", "chip", "distro", "jetpack", "rocm_os", "step", "route"} & set(read)
+    assert warm.chips and "chip" in read  # ... until a lookup asks for them
