@@ -649,7 +649,8 @@ def _cached(parts: object, parse: Callable[[], Tuple[_Files, Dict[str, object]]]
     from envcheck import __version__
 
     cache = _cache_dir()
-    code = tuple((f.name, f.stat().st_mtime_ns) for f in sorted(Path(__file__).parent.glob("*.py")))
+    here = os.path.dirname(__file__)
+    code = tuple((n, os.stat(os.path.join(here, n)).st_mtime_ns) for n in _names(Path(here), ".py"))
     key = repr((__version__, sys.version, code, parts))
     raw = key.encode("utf-8", "surrogateescape")
     path = cache / f"matrix-{zlib.crc32(raw):08x}{len(raw):05x}.marshal" if cache else None
@@ -766,14 +767,25 @@ def load_matrix(directory: Optional[Path] = None, index_dir: Optional[Path] = No
     from envcheck.fsutil import recover
 
     recover(d)  # an `envcheck matrix update` killed mid-commit: read the whole old set, not half
-    if not any(d.glob("*.toml")):
+    names = _names(d, ".toml")
+    if not names:
         raise DataFileError(d, "", "matrix folder holds no *.toml files")
-    stamp = tuple((p.name, st.st_size, st.st_mtime_ns)
-                  for p in sorted(d.glob("*.toml")) for st in (p.stat(),))
+    stamp = tuple((n, st.st_size, st.st_mtime_ns) for n in names for st in (os.stat(os.path.join(d, n)),))
     extra: Tuple[str, ...] = ()
-    if index_dir is not None and Path(index_dir).resolve() != d.resolve():
+    root = d.resolve()
+    if index_dir is not None and Path(index_dir).resolve() != root:
         recover(Path(index_dir))
-        found = sorted(Path(index_dir).glob("generated-index-*.toml")) if Path(index_dir).is_dir() else []
-        extra = tuple(str(p.resolve()) for p in found)
+        extra = tuple(str(Path(index_dir, n).resolve()) for n in _names(Path(index_dir), ".toml", "generated-index-"))
         stamp += tuple((p, st.st_size, st.st_mtime_ns) for p in extra for st in (os.stat(p),))
-    return _load_cached(str(d.resolve()), stamp, extra)
+    return _load_cached(str(root), stamp, extra)
+
+
+def _names(folder: Path, suffix: str, prefix: str = "") -> List[str]:
+    """The names ``prefix*suffix`` in ``folder``, sorted (``[]`` when it cannot be listed): what
+    ``sorted(folder.glob(prefix + "*" + suffix))`` names, without compiling a pattern for each glob on
+    every start (more than the listing itself costs)."""
+    try:
+        found = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(n for n in found if n.startswith(prefix) and n.endswith(suffix))

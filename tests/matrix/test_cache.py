@@ -10,6 +10,7 @@ import pytest
 
 import envcheck.matrix as matrix_pkg
 import envcheck.matrix.load as loader
+from envcheck.errors import DataFileError
 from envcheck.matrix import default_matrix_dir, load_matrix
 from envcheck.matrix.load import load_dir
 
@@ -147,3 +148,10 @@ def test_loading_reads_no_table_a_plan_does_not_need(scratch, monkeypatch):
     assert {"build", "release", "gpu", "toolkit"} <= set(read)
     assert not {"diagnosis", "chip", "distro", "jetpack", "rocm_os", "step", "route"} & set(read)
     assert warm.chips and "chip" in read  # ... until a lookup asks for them
+
+
+def test_a_folder_without_matrix_files_is_one_line_bad_input(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("not a matrix\n")
+    with pytest.raises(DataFileError, match="holds no \\*.toml files"):
+        load_matrix(tmp_path / "empty")
