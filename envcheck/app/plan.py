@@ -111,10 +111,11 @@ def gpu_names(matrix: Matrix, groups: List[List[str]]) -> List[str]:
 def build_machine(target: Target, matrix: Matrix) -> Machine:
     """The Machine to plan for: the machine file, the named flags, or this machine (probe)."""
     from envcheck.machine.describe import apply_flags
-    from envcheck.machine.io import load_machine
 
     names = gpu_names(matrix, target.gpus)
     if target.machine_file:
+        from envcheck.machine.io import load_machine  # (its schema tables: only to read a machine file)
+
         base = load_machine(target.machine_file, matrix)
     elif target.named:
         base = None

@@ -78,6 +78,8 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     assert not mods & {"dataclasses", "inspect", "ast", "dis", "tokenize"}
     # no JSON is read or written: the Dockerfile's LABEL values are plain ASCII (render.files.json_string)
     assert "json" not in mods
+    # a machine file's schema tables: only for --machine FILE
+    assert "envcheck.machine.io" not in mods
 
 
 @pytest.mark.subprocess
