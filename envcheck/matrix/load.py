@@ -21,6 +21,7 @@ from envcheck.schema import (
     Scalar,
     Table,
     arch_fits_vendor,
+    check,
     list_of,
     map_of,
     one_of,
@@ -69,6 +70,24 @@ _WHEEL_TAG = Scalar("a wheel tag or a table of them per platform",
                                                          "additionalProperties": {"type": "string"}}]})
 
 
+def _is_day(value: Any) -> bool:
+    """A day of the calendar written ``2025-06-04`` (``2025-02-30`` is none): checked when a file is
+    read, so that :mod:`envcheck.matrix.freshness` can compare the data's days as text."""
+    import datetime  # (only where TOML is parsed)
+
+    try:
+        return isinstance(value, str) and len(value) == 10 and bool(datetime.date.fromisoformat(value))
+    except ValueError:
+        return False
+
+
+_DAY = Scalar("a date like '2025-06-04'", _is_day, json={"type": "string", "format": "date"})
+#: a UTC time like 2025-07-09T14:13:16Z on a day of the calendar
+_TIME = Scalar("a UTC time like '2025-07-09T14:13:16Z'",
+               lambda v: check(v, "timestamp") is None and _is_day(v[:10]),
+               json={"type": "string", "format": "date-time"})
+
+
 def _row(fields: Dict[str, Any], rule: Any = None) -> Table:
     return Table({**fields, **_COMMON}, unknown="strict", rule=rule)
 
@@ -78,7 +97,7 @@ def _row(fields: Dict[str, Any], rule: Any = None) -> Table:
 SPECS: Dict[type, Table] = {
     m.Release: _row({
         "version": req("version"),
-        "date": "str",
+        "date": _DAY,
         "torchvision": "version_or_empty",
         "torchaudio": "version_or_empty",
         "python": req(_by_platform(list_of("python"))),
@@ -245,8 +264,8 @@ SPECS: Dict[type, Table] = {
         "package": req("str"),
         "index_url": req("http_url"),
         "pages": req(list_of("http_url")),
-        "checked": req("timestamp"),
-        "changed": req("timestamp"),
+        "checked": req(_TIME),
+        "changed": req(_TIME),
         "since": "version_or_empty",
         "files": req("int"),
     }),

@@ -108,6 +108,33 @@ def test_malformed_file_names_file_and_key(tmp_path):
     assert err.value.exit_code == 2
 
 
+@pytest.mark.parametrize("written", ["2026-02-30", "2026-10-28T00:00:00Z", "28.10.2026", ""])
+def test_a_release_date_is_a_day_of_the_calendar(tmp_path, written):
+    """Freshness compares the data's days as text (no datetime at start-up), so the loader holds
+    each to a real day: a date that is none is the file's error, not a date skipped unseen."""
+    d = _copy(tmp_path)
+    p = d / "torch-releases.toml"
+    text = p.read_text()
+    assert 'date = "2026-10-28"' in text
+    p.write_text(text.replace('date = "2026-10-28"', f'date = "{written}"', 1))
+    with pytest.raises(DataFileError) as err:
+        load_matrix(d)
+    assert err.value.key.endswith(".date") and "a date like '2025-06-04'" in str(err.value)
+
+
+def test_an_index_check_time_is_a_day_of_the_calendar(tmp_path):
+    from envcheck.matrix.load import load_text
+
+    row = ('[[update]]\nchannel = "pypi"\npackage = "torch"\nindex_url = "https://example.invalid/simple/"\n'
+           'pages = ["https://example.invalid/simple/torch/"]\nchecked = "{checked}"\n'
+           'changed = "2026-11-30T10:00:00Z"\nfiles = 0\nsource = "https://example.invalid/simple/torch/"\n'
+           'confidence = "official"\n')
+    name = tmp_path / "generated-index-pypi-torch.toml"
+    assert load_text(name, row.format(checked="2026-11-30T10:00:00Z"))["update"]
+    with pytest.raises(DataFileError, match="a UTC time like"):
+        load_text(name, row.format(checked="2026-11-31T10:00:00Z"))
+
+
 def test_invalid_toml_is_reported_with_position(tmp_path):
     d = _copy(tmp_path)
     (d / "platforms.toml").write_text("[[distro]\nid = ")

@@ -133,3 +133,16 @@ def test_json_stamp_is_the_same_bytes_as_dumping_again(doc):
     for text in (json.dumps(doc, indent=2), json.dumps(doc, indent=2) + "\n",
                  json.dumps(doc, indent=2, ensure_ascii=False), json.dumps(doc, indent=1)):
         assert stamp_json("plan", text) == want
+
+
+@pytest.mark.subprocess
+def test_fresh_data_is_told_without_datetime(tmp_path):
+    """staleness() compares the data's newest day as text; datetime is imported only to word a
+    warning (tomli_w, the lock writer, still imports it on a plan's way: this holds freshness alone)."""
+    code = ("import sys\nimport envcheck.matrix.freshness as f\nfrom envcheck.matrix import load_matrix\n"
+            "m = load_matrix()\nf.STALE_DAYS = 100000\nassert f.staleness(m) is None\n"
+            "print('datetime' in sys.modules)\nf.STALE_DAYS = -100000\nassert 'days old' in f.staleness(m)\n")
+    for _ in range(2):  # the first run may fill the matrix cache (a parse imports datetime)
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "False"
