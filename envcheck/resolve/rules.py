@@ -506,7 +506,6 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
         c.add("unverified", f"{name_of(c)} has no sourced kernel list yet: envcheck does not guess "
                             f"whether it serves {g.arch} (`envcheck matrix status` lists such gaps)")
         return
-    cubins = [_cap(sm) + (sm,) for sm in b.sm]
     exact, compatible, ptx = arch_serves(b.sm, b.ptx, major, minor)
     arch_row = ctx.matrix.nv_arch(g.arch)
     fit = c.fit.arch_fit
@@ -543,6 +542,7 @@ def _nvidia_arch(c: Candidate, ctx: Context, g: GpuDevice) -> None:
         c.add("gpu-arch", f"{name_of(c)} has no {g.arch} cubin: the {g.name} JIT-compiles its {src} "
                           "PTX at first use (slow first start)", "warning")
         return
+    cubins = [_cap(sm) + (sm,) for sm in b.sm]  # nothing runs: say why
     oldest = min(cubins)[3] if cubins else None
     if oldest and (major, minor) < min(cubins)[:2]:
         why = f"{g.arch} is older than the oldest arch it carries ({oldest})"
@@ -848,11 +848,13 @@ PER_PYTHON_FIT = frozenset({"python_new", "compile", "triton_windows", "companio
 def python_inputs(c: Candidate, ctx: Context) -> tuple:
     """What the checks of :data:`PER_PYTHON` read of ``c`` besides its Python (the context is the same
     for all): the release; whether the build is made for the machine's platform, the Pythons it has
-    there, its companions' versions and its backend. The builds of a release mostly agree on these,
-    so :func:`run_checks` works out their per-Python findings once per (inputs, Python)."""
+    there, its companions' versions and, on Windows, whether it is a CUDA build (check_compile's
+    triton-windows step). The builds of a release mostly agree on these, so :func:`run_checks` works
+    out their per-Python findings once per (inputs, Python)."""
     b = c.build
     return (id(c.release), ctx.platform in b.platforms, tuple(build_pythons(c, ctx.platform)),
-            tuple(companion_version(c, pkg) for pkg in ("torchvision", "torchaudio")), b.backend)
+            tuple(companion_version(c, pkg) for pkg in ("torchvision", "torchaudio")),
+            ctx.machine.os == "windows" and b.backend == "cuda")
 
 
 def run_checks(cands: Sequence[Candidate], ctx: Context) -> None:
