@@ -84,11 +84,10 @@ _MEMORY_SUFFIX = r"\d+gb.*$"
 #: target collect_env appends on ROCm ("AMD Instinct MI300X (gfx942:sramecc+:xnack-)"), and trailing
 #: memory, form factor and kind words ("Intel(R) Arc(TM) 140V GPU (16GB)", "NVIDIA B300 SXM6 AC",
 #: "AMD Instinct MI300X OAM", rocminfo's "AMD Instinct MI300A Accelerator" and "Radeon RX 580 Series",
-#: "Tesla V100 32GB")
-_LISTING_PREFIX = re.compile(r"^\s*gpu\s*\d+\s*:\s*", re.I)
-_TARGET_SUFFIX = re.compile(r"\s*\((gfx[0-9a-f]{3,4})(?::[^)]*)?\)\s*$", re.I)
-_TRAILING_WORD = re.compile(r"[\s_-]+\(?(?:\d+\s*gb|gpu|accelerator|series|sxm\d*|pcie|oam|nvl|hbm\d*e?|ac)\)?\s*$",
-                            re.I)
+#: "Tesla V100 32GB"); case-insensitive, text compiled on first use (only an unknown name needs them)
+_LISTING_PREFIX = r"^\s*gpu\s*\d+\s*:\s*"
+_TARGET_SUFFIX = r"\s*\((gfx[0-9a-f]{3,4})(?::[^)]*)?\)\s*$"
+_TRAILING_WORD = r"[\s_-]+\(?(?:\d+\s*gb|gpu|accelerator|series|sxm\d*|pcie|oam|nvl|hbm\d*e?|ac)\)?\s*$"
 
 
 def printed_forms(text: str) -> List[str]:
@@ -97,12 +96,12 @@ def printed_forms(text: str) -> List[str]:
     never tell two models apart are taken off (never "Laptop", "Ti", "SUPER"…); ``A/B`` (amdgpu.ids names
     one device for two products) keeps ``A``."""
     out: List[str] = []
-    t = _TARGET_SUFFIX.sub("", _LISTING_PREFIX.sub("", text)).strip()
+    t = re.sub(_TARGET_SUFFIX, "", re.sub(_LISTING_PREFIX, "", text, flags=re.I), flags=re.I).strip()
     while normalize_gpu_name(t):
         out.append(t)
         if "/" in t and "[" not in t:  # a PCI database name ("Navi 21 [RX 6800/6800 XT]") is another path
             out.append(t.split("/")[0].strip())
-        shorter = _TRAILING_WORD.sub("", t).strip()
+        shorter = re.sub(_TRAILING_WORD, "", t, flags=re.I).strip()
         if shorter == t:
             break
         t = shorter
@@ -111,7 +110,7 @@ def printed_forms(text: str) -> List[str]:
 
 def printed_target(text: str) -> Optional[str]:
     """The gfx target collect_env prints after an AMD GPU's name (``"… (gfx906:sramecc+:xnack-)"``), if any."""
-    mt = _TARGET_SUFFIX.search(text)
+    mt = re.search(_TARGET_SUFFIX, text, re.I)
     return mt.group(1).lower() if mt else None
 
 
