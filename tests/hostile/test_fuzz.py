@@ -39,6 +39,9 @@ SEED = 15
 COUNT = int(os.environ.get("HOSTILE_ARGV", "400"))
 SKIP_COMMANDS = {("docker", "base"), ("docker", "build"), ("docker", "ci"), ("docker", "verify")}
 SKIP_FLAGS = {"--submit", "--wait", "--help"}
+#: the exit codes envcheck has (envcheck/errors.py): ok, none fits / a check failed, bad input, could not run;
+#: anything else (a signal, an unhandled error) is a crash
+EXIT_CODES = (0, 1, 2, 3)
 
 #: real processes (envcheck, interpreters, docker, servers' clients) run here on purpose
 pytestmark = pytest.mark.subprocess
@@ -152,10 +155,10 @@ def test_generated_command_lines(cli, tmp_path, monkeypatch, tally):
             problems.append(("traceback", argv, got["exc"][-1500:]))
             continue
         r = got["r"]
-        if "Traceback" in r.err or r.code not in (0, 1, 2):
+        if "Traceback" in r.err or r.code not in EXIT_CODES:
             tally["tracebacks"] += 1
             problems.append(("traceback", argv, r.code, r.err[-1500:]))
-        elif r.code == 2 and not (r.err.startswith(("envcheck", "usage:")) or r.out):
+        elif r.code in (2, 3) and not (r.err.startswith(("envcheck", "usage:")) or r.out):
             problems.append(("no error line", argv, r.err[-500:]))
         if time.monotonic() - started > 240:  # the CI budget; the count is still reported
             break
@@ -243,10 +246,10 @@ def test_generated_heavy_command_lines(tmp_path, run_base, engine, slurm, tally)
             if code is None:
                 tally["hangs"] += 1
                 problems.append(("hang", argv, err[-800:]))
-            elif "Traceback" in err or code not in (0, 1, 2):
+            elif "Traceback" in err or code not in EXIT_CODES:
                 tally["tracebacks"] += 1
                 problems.append(("traceback", argv, code, err[-1500:]))
-            elif code == 2 and not (err.startswith(("envcheck", "usage:")) or out):
+            elif code in (2, 3) and not (err.startswith(("envcheck", "usage:")) or out):
                 problems.append(("no error line", argv, err[-500:]))
             if time.monotonic() - started > 540:  # the CI budget; the count is still reported
                 break
