@@ -285,13 +285,12 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
         w(wrap(f"    or       {a}", 13))
     total = len(plan.recipe)
     w(f"\n  recipe ({total} steps, in order; --format script writes them as install.sh / install.ps1):\n")
-    from envcheck.render.recipe import pasteable_env
+    from envcheck.render.recipe import FIRST_STEP, pasteable_env
     from envcheck.resolve.recipe import LOCK_NAME
 
     first = pasteable_env(plan)
     if first:  # the steps' $VENV and python, as install.sh and the Dockerfile set them: pasteable as printed
-        w(wrap("   0. first, in the shell you paste the steps into — the environment's folder ($VENV) and its "
-               "python first on PATH (install.sh / install.ps1 and the Dockerfile set the same)", 6))
+        w(wrap(f"   0. {FIRST_STEP}", 6))
         for ln in first:
             w(f"      $ {ln}\n")
     for i, st in enumerate(plan.recipe, 1):

@@ -135,7 +135,7 @@ def render_environment(plan: Plan) -> str:
     b = plan.build
     notes = [comment_block(plan), *conda_notes(plan)]
     steps = ("\n# With conda, the [python] and [install] steps are `conda env create -f environment.yml`"
-             " and `conda activate`; run the other steps as the recipe says:\n" + recipe_comment(plan))
+             " and `conda activate`; run the other steps as the recipe says:\n" + recipe_comment(plan, venv=False))
     tag = f"{plan.conda.torch}-{'cuda' + plan.conda.cuda_version if plan.conda.cuda_version else 'cpu'}" \
         if plan.conda else f"{plan.release.version}-{b.variant}"
     name = _dashed(f"torch-{tag}", _NAME_CHARS)

@@ -88,5 +88,5 @@ def render_pixi(plan: Plan) -> str:
         head.append("# [system-requirements] cuda/libc become the __cuda/__glibc virtual packages pixi solves with "
                     "(pixi ≥ 0.71 also reads them from [workspace] platforms)")
     head.append("# With pixi, the [python] and [install] steps are `pixi install`; run the other steps as the recipe says:")
-    head.append(recipe_comment(plan))
+    head.append(recipe_comment(plan, venv=False))
     return "\n".join(head) + "\n" + tomli_w.dumps(pixi_document(plan))

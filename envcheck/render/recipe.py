@@ -57,15 +57,26 @@ def pasteable_env(plan: Plan) -> List[str]:
     return []
 
 
+#: step 0 of every printed or commented recipe, above :func:`pasteable_env`'s lines (newcomer3 #12)
+FIRST_STEP = ("first, in the shell you paste the steps into — the environment's folder ($VENV) and its "
+              "python first on PATH (install.sh / install.ps1 and the Dockerfile set the same)")
+
+
 def script_name(plan: Plan) -> str:
     """``install.ps1`` for a Windows plan, ``install.sh`` otherwise (Linux, WSL, macOS)."""
     return "install.ps1" if plan.machine.os == "windows" and not plan.machine.wsl else "install.sh"
 
 
-def recipe_comment(plan: Plan, prefix: str = "# ", commands: bool = True) -> str:
-    """The numbered recipe as comment lines: marker, title, where it runs, page, commands."""
+def recipe_comment(plan: Plan, prefix: str = "# ", commands: bool = True, venv: bool = True) -> str:
+    """The numbered recipe as comment lines: marker, title, where it runs, page, commands — after
+    step 0 (``$VENV`` and its python first on PATH), unless ``venv`` is false (conda, pixi: their
+    own environment replaces the [python] and [install] steps)."""
     n = len(plan.recipe)
     lines = [f"recipe ({n} steps, in order; `envcheck plan --format script` writes them as one script):"]
+    first = pasteable_env(plan) if commands and venv else []
+    if first:  # followed by hand, the steps' `python -m pip` must be the venv's (newcomer3 #12)
+        lines.append(f"  0 {FIRST_STEP}")
+        lines += [f"      $ {ln}" for ln in first]
     for i, s in enumerate(plan.recipe, 1):
         lines.append(f"  {i}/{n} {s.marker}: {s.title} — {s.where}")
         if s.url:

@@ -516,3 +516,31 @@ def test_the_printed_steps_paste_into_a_shell_as_they_are(cli, tmp_path):
     assert (venv / "bin" / "python").exists()
     assert f"from {venv}/lib/python3.11/site-packages/pip" in p.stdout, p.stdout
     assert p.stdout.strip().splitlines()[-1] == str(venv)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("fmt,name", [("pip", "requirements.txt"), ("uv", "pyproject.uv.toml"), ("variants", "variants.env")])
+def test_the_commented_steps_paste_into_a_shell_as_they_are(cli, tmp_path, fmt, name):
+    """newcomer3 #12 (rest, hnew3's left item): the recipe written as comments in every file had no
+    step 0, so its `python -m pip install …` followed by hand installed outside the venv. The comment
+    now carries the same step 0 as the printed form (render/recipe.FIRST_STEP, pasteable_env); its
+    lines and the venv step, pasted into a fresh bash, make ./.venv and put its python first."""
+    if shutil.which("python3.11") is None:
+        pytest.skip("python3.11 not on PATH")
+    out = tmp_path / "o"
+    r = cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--format", fmt, "-o", str(out)])
+    assert r.code == 0, r.err
+    text = (out / name).read_text()
+    block = text[text.index("#   0 first, in the shell"):]
+    steps = re.split(r"\n#   \d+/\d+ \[", block)
+    assert '#       $ VENV="${VENV:-$PWD/.venv}"' in steps[0] and '#       $ export PATH="$VENV/bin:$PATH"' in steps[0]
+    by_kind = {s.split("]", 1)[0]: s for s in steps[1:]}
+    pasted = [ln.split("$ ", 1)[1] for ln in (steps[0] + "\n" + by_kind["python"]).splitlines()
+              if ln.startswith("#       $ ")]
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("VENV", "VIRTUAL_ENV")}
+    work = tmp_path / "w"
+    work.mkdir()
+    p = subprocess.run(["bash", "-c", "\n".join(pasted + ["python -c 'import sys; print(sys.prefix)'"])], cwd=work,
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.strip().splitlines()[-1] == str(work / ".venv")
