@@ -177,7 +177,7 @@ def test_unwritable_folder_is_usage_error(cli, server, seeded, monkeypatch):
     def no_space(*a, **k):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fsutil.tempfile, "mkstemp", no_space)
+    monkeypatch.setattr(fsutil, "_mkstemp", no_space)  # where every temporary file of fsutil is made
     r = _update(cli, server, seeded)
     assert r.code == 2 and "No space left on device" in r.err and "nothing was changed" in r.err
     assert snapshot(seeded) == before
