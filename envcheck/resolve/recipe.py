@@ -138,21 +138,47 @@ def _matches(when: Mapping[str, Any], plan: Plan, compile_: bool, distro_id: str
 def placeholders(plan: Plan, matrix: Matrix) -> Dict[str, str]:
     """The values of ``{{name}}`` in recipe rows, for this plan."""
     b = plan.build
-    d = plan.driver
     rel = matrix.rocm_wsl_release(b.rocm) if (b.rocm and b.wsl) else None
     pins = [shlex.quote(r) for r in plan.requirements()]
     return {
         "python": plan.python or "3",
         "torch": plan.pins.get("torch", ""),
-        "driver_min": (f"{d.get('floor')} on the R{d['last_branch']} branch (stay on {d['last_branch']}.xx: "
-                       "later branches no longer drive this GPU)" if d.get("last_branch")
-                       else d.get("full") or d.get("floor") or "(the newest)"),
+        "driver_min": _driver_min(plan),
+        "driver_check": _driver_check(plan),
         "rocm": b.rocm or "",
         **_jetpack_values(plan, matrix),
         "ubuntu": " or ".join(rel.ubuntu) if rel and rel.ubuntu else "",
         "pip_args": " ".join(([plan.index_option] if plan.index_option else []) + pins),
         "lock": LOCK_NAME,
     }
+
+
+def _minor_compat(plan: Plan) -> bool:
+    """Whether the resolver accepted the machine's driver under minor-version compatibility only
+    (older than the build's toolkit driver, at least the floor): the recipe then asks for the floor
+    it accepted, never the toolkit driver (newcomer4 F1: install.sh refused the planned machine)."""
+    return plan.candidate.fit.driver == "minor" and bool(plan.driver.get("floor"))
+
+
+def _driver_check(plan: Plan) -> str:
+    """The bare driver version the recipe's check compares with (``sort -V`` / ``[version]``)."""
+    d = plan.driver
+    if d.get("last_branch") or _minor_compat(plan):
+        return d.get("floor") or d.get("full") or "0"
+    return d.get("full") or d.get("floor") or "0"
+
+
+def _driver_min(plan: Plan) -> str:
+    """``{{driver_min}}``: the driver the step asks for, with the resolver's caveat when the plan
+    runs under minor-version compatibility (its own warning text: one answer)."""
+    d = plan.driver
+    if d.get("last_branch"):
+        return (f"{d.get('floor')} on the R{d['last_branch']} branch (stay on {d['last_branch']}.xx: "
+                "later branches no longer drive this GPU)")
+    if _minor_compat(plan):
+        why = next((w.message for w in plan.candidate.warnings if w.code == "driver"), "")
+        return f"{d['floor']} ({why})" if why else f"{d['floor']} (CUDA minor-version compatibility)"
+    return d.get("full") or d.get("floor") or "(the newest)"
 
 
 def _jetpack_values(plan: Plan, matrix: Matrix) -> Dict[str, str]:

@@ -544,3 +544,47 @@ def test_the_commented_steps_paste_into_a_shell_as_they_are(cli, tmp_path, fmt, 
                        env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.strip().splitlines()[-1] == str(work / ".venv")
+
+
+# A plan that relies on CUDA minor-version compatibility (newcomer4 F1): the resolver accepted an
+# old driver (R470) for a cu118 build whose toolkit driver is 520.61.05 (NVIDIA's CUDA compatibility
+# guide: CUDA 11.x runs from 450.80.02; pytorch/pytorch#82913: PyTorch's binary smoke test validates
+# minor-version compatibility on 470.82.01; Slicer/light-the-torch#111: for pre-compiled binaries the
+# CUDA 11.x floor, not the toolkit's bundled driver, is the one that counts). The recipe's driver
+# step must ask for the floor the resolver used, with its caveat, so install.sh runs on that machine.
+MINOR_COMPAT = {
+    "rtx3050-laptop-470": {"gpus": ["RTX 3050 Laptop"], "distro": "ubuntu20.04", "driver": "470.182.03"},
+    "v100-centos7-470": {"gpus": ["V100"], "distro": "centos7", "driver": "470.82.01"},
+}
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name", MINOR_COMPAT)
+def test_minor_compat_plan_recipe_accepts_the_driver_it_was_made_for(matrix, tmp_path, name):
+    flags = MINOR_COMPAT[name]
+    p = _plan(matrix, flags)
+    assert p.candidate.fit.driver == "minor", p.candidate.fit
+    full, floor = p.driver["full"], p.driver["floor"]
+    assert full == "520.61.05" and floor and floor != full, p.driver
+    step = next(s for s in p.recipe if s.key == "nvidia-driver")
+    assert f">= {floor} " in step.title and f">= {full}" not in step.title, step.title
+    assert "minor-version compatibility" in step.title and flags["driver"] in step.title, step.title
+    assert f"'{floor}'" in step.check and full not in step.check, step.check
+    files = render(p, [f for f in FORMATS if f not in NETWORK_FORMATS and f != "docker"])
+    for fname, text in files.items():  # every output file names the same step
+        assert f"driver >= {full}" not in text, fname
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    smi = bindir / "nvidia-smi"
+    script = tmp_path / "install.sh"
+    script.write_text(render(p, ["script"])["install.sh"])
+    for reported, passes in ((flags["driver"], True), ("450.51.06", False)):
+        smi.write_text(f'#!/bin/sh\ncase "$*" in *driver_version*) echo "{reported}";; *) echo "NVIDIA-SMI {reported}";; esac\n')
+        smi.chmod(0o755)
+        r = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                           env={"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path), "VENV": str(tmp_path / "nope")})
+        out = r.stdout + r.stderr
+        if passes:
+            assert "checked: v=" in r.stdout and "not done yet" not in r.stderr, out[-2000:]
+        else:
+            assert r.returncode == 1 and f"NVIDIA Linux driver >= {floor}" in r.stderr, out[-2000:]

@@ -80,3 +80,22 @@ def test_fleet_merge_never_counts_a_node_that_judged_nothing_as_a_pass(cli, tmp_
     assert merged.code == 2 and out["passed"] + out["failed"] == 1
     assert [s["reason"] for s in out["skipped"]] == [
         "checks: no check was judged (every one skipped): nothing says this node works"]
+
+
+def test_quick_facts_replayed_for_checks_they_never_ran_are_bad_input(cli, tmp_path):
+    """newcomer4 F3: quick facts (import_torch, cuda_build, …) replayed with `--checks torch_compile`
+    (or torch_compile,distributed) were "all SKIP", exit 0: every run records import_torch, and that
+    alone counted as something to judge. A partial overlap still judges what is there."""
+    f = CASES / "C01.json"  # a recorded machine's quick facts: import_torch and cuda_build only
+    for asked in ("torch_compile", "torch_compile,distributed"):
+        r = cli(["verify", "--facts", str(f), "--checks", asked])
+        assert r.code == 2 and r.out == "", r
+        named = r.err.split("no result of the checks asked (", 1)[1].split(")", 1)[0]
+        assert r.err.count("\n") == 1 and set(named.split(", ")) == set(asked.split(",")), r.err
+        assert "these facts hold cuda_build, import_torch" in r.err, r.err
+        j = cli(["verify", "--facts", str(f), "--checks", asked, "--json"])
+        assert j.code == 2 and json.loads(j.out)["schema"] == "envcheck.error.v1"
+    partial = cli(["verify", "--facts", str(f), "--checks", "torch_compile,import_torch", "--json"])
+    assert partial.code in (0, 1), partial.err
+    status = {c["name"]: c["status"] for c in json.loads(partial.out)["checks"]}
+    assert status["torch_compile"] == "skip" and status["import_torch"] != "skip", status
