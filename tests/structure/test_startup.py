@@ -146,3 +146,22 @@ def test_fresh_data_is_told_without_datetime(tmp_path):
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "False"
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("call, program", [("main()", True), ("main(['plan', '--gpu', 'RTX 4090', '--json'])", False)])
+def test_the_program_leaves_its_objects_to_the_shutdown_but_a_caller_keeps_its_collector(tmp_path, call, program):
+    """The program (argv=None) collects rarely and freezes its heap at the end, so the shutdown does not
+    walk a plan's objects (#9); envcheck.entry.main(argv) in someone else's process changes neither."""
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: sys.stderr.write(f'\\nGC {gc.get_threshold()[0]} {gc.get_freeze_count()}\\n'))\n"
+            "sys.argv = ['envcheck', 'plan', '--gpu', 'RTX 4090', '--json']\n"
+            f"from envcheck.entry import main\nsys.exit({call})\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    gc_line = [ln for ln in res.stderr.splitlines() if ln.startswith("GC ")]
+    assert res.returncode == 0 and gc_line, res.stderr
+    threshold, frozen = map(int, gc_line[-1].split()[1:])
+    if program:
+        assert threshold >= 10_000 and frozen > 10_000, gc_line
+    else:
+        assert (threshold, frozen) == (700, 0), gc_line
