@@ -72,6 +72,13 @@ HARNESS = {"ENVCHECK_UPDATE_GOLDEN", "ENVCHECK_RUN_ID"}
 OWN_MEANING = {("verify", "python"), ("docker-verify", "python"), ("fleet-slurm", "python"),
                ("docker-base", "mirror"), ("docker-base", "tag")}
 
+#: (command, flag dest) that name a program envcheck runs (an interpreter, envcheck as the nodes run
+#: it). A config file *found* from the working directory upward may not set them — a cloned
+#: repository's pyproject.toml would choose what runs — only the command line, the user's own
+#: environment or a file the user names (``--config``/``$ENVCHECK_CONFIG``) do.
+RUNS_A_PROGRAM = {("verify", "python"), ("docker-verify", "python"), ("fleet-slurm", "python"),
+                  ("fleet-slurm", "envcheck")}
+
 
 def env_names(command: str, dest: str) -> Tuple[str, str]:
     """(shared, command's own) environment variable of a flag: ``ENVCHECK_PYTHON``,
@@ -285,6 +292,11 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
                 continue  # a top-level key for other commands (check_names knows it is one)
             if not origin.endswith("]") and (command, dest) in OWN_MEANING:
                 continue  # a shared key means the other commands' flag, not this one's
+            if named is None and (command, dest) in RUNS_A_PROGRAM:
+                raise UsageError(f"{origin}: {key!r} names a program envcheck would run, and this file was found "
+                                 "from the working folder, not named: a found file (a cloned repository's) may not "
+                                 f"choose what runs — give {_flag(actions[dest])} on the command line, set "
+                                 f"{env_names(command, dest)[1]}, or name the file with --config")
             s.values[dest] = _convert(actions[dest], value, origin)
             s.origins[dest] = origin
     for dest, a in actions.items():

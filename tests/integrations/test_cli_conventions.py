@@ -265,8 +265,28 @@ def test_a_shared_key_never_reaches_a_flag_that_means_something_else(tmp_path):
                           env={"ENVCHECK_DOCKER_BASE_MIRROR": "http://deb.example/debian"}))
     assert s["--mirror"]["value"] == "http://deb.example/debian"
     (tmp_path / "pyproject.toml").write_text('[tool.envcheck.verify]\npython = "/no/such/python"\n')
-    _, s = settings_of(sh(["config", "verify", "--json"], cwd=tmp_path))
+    _, s = settings_of(sh(["config", "verify", "--json", "--config", str(tmp_path / "pyproject.toml")], cwd=tmp_path))
     assert s["--python"]["value"] == "/no/such/python"
+
+
+@pytest.mark.parametrize("command, table, key", [
+    (["verify"], "verify", "python"), (["fleet", "slurm", "--nodes", "1"], "fleet-slurm", "envcheck"),
+    (["fleet", "slurm", "--nodes", "1"], "fleet-slurm", "python")])
+def test_a_found_config_file_never_chooses_the_program_envcheck_runs(tmp_path, command, table, key):
+    """breaker4 F3: a cloned repository's pyproject.toml set `[tool.envcheck.verify] python = "./evil.sh"`
+    and `envcheck verify` in it ran that file. A file found from the working folder may not name a
+    program to run (exit 2, nothing run); the same file named with --config, or the variable, may."""
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    evil.chmod(0o755)
+    (tmp_path / "pyproject.toml").write_text(f'[tool.envcheck.{table}]\n{key} = "./evil.sh"\n')
+    r = sh(command, cwd=tmp_path)
+    assert r.returncode == 2 and "found from the working folder" in r.stderr and f"--{key}" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not marker.exists()
+    named = [w for w in command if not w.startswith("-") and not w.isdigit()]  # the command's words
+    _, s = settings_of(sh(["config", *named, "--json", "--config", str(tmp_path / "pyproject.toml")], cwd=tmp_path))
+    assert s[f"--{key}"]["value"] == "./evil.sh"
 
 
 def test_every_flag_name_has_one_meaning_across_commands():
