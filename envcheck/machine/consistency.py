@@ -71,16 +71,20 @@ def _driver_grammar(m: Mapping[str, Any]) -> Optional[Problem]:
     ``572.16``); AMD's Adrenalin driver is year.month.release (``24.12.1``; WSL builds add a fourth
     part: ``24.10.21.01``). A version of the other shape is the other vendor's driver given for this GPU
     (or a typo), not a very old or very new one."""
-    nv, amd = m.get("nvidia_driver"), m.get("amd_driver")
+    nv, amd, cuda = m.get("nvidia_driver"), m.get("amd_driver"), m.get("cuda_driver_max")
     for key, value, ok, shape in (
             ("nvidia_driver", nv, lambda major, n: 100 <= major <= 999 and n <= 3, "an NVIDIA driver is NNN.NN[.NN] "
              "(570.124.06, Windows 572.16)"),
+            ("cuda_driver_max", cuda, lambda major, n: major < 100 and n <= 2, "it is the CUDA version nvidia-smi "
+             "prints, MAJOR.MINOR (12.8); a driver version such as 570.124.06 belongs in nvidia_driver"),
             ("amd_driver", amd, lambda major, n: major < 100 and n <= 4, "AMD's Adrenalin driver is "
              "year.month.release (24.12.1)")):
         if not isinstance(value, str):
             continue
         parts = value.split(".")
         if not parts[0].isdigit() or not ok(int(parts[0]), len(parts)):
+            if key == "cuda_driver_max":
+                return f".{key}", f"{value} is not a CUDA version: {shape}"
             other = " — that is the shape of the other vendor's driver" if len(parts) <= 3 else ""
             return f".{key}", f"{value} is not a version of this driver: {shape}{other}"
     return None
@@ -108,6 +112,13 @@ def contradiction_with_data(fields: Mapping[str, JSON], matrix: Matrix) -> Optio
             return key, (f"the {gpu.name} comes only in systems that run {' or '.join(gpu.host_os)} "
                          f"(matrices/gpus: host_os), not {what}")
     driver, cuda_max = m.get("nvidia_driver"), m.get("cuda_driver_max")
+    if cuda_max and matrix.toolkits:
+        newest = matrix.toolkits[-1].version
+        # a driver can run a CUDA newer than the matrix knows (a new release since the data's date),
+        # but not a major after the next one: "99.0" is a typo, not a driver's CUDA
+        if vkey(cuda_max).release[0] > vkey(newest).release[0] + 1:
+            return ".cuda_driver_max", (f"no CUDA {cuda_max} exists: the newest on record is {newest} "
+                                        "(matrices/cuda.toml); give the CUDA Version nvidia-smi prints (12.8)")
     if driver and cuda_max:
         windows = m.get("os") == "windows" or bool(m.get("wsl"))
         side = "Windows" if windows else "Linux"

@@ -199,6 +199,10 @@ def apply_flags(
             raise UsageError(f"--macos {macos} describes a Mac, but the machine is {m.os} (add --os macos)")
         m.macos, m.how["macos"] = parse_version_flag("--macos", macos, "14.5"), "--macos"
     if driver is not None:
+        # nvidia-smi's header line as printed: "CUDA Version: 12.8" (the version after it is what counts)
+        words = driver.split()
+        if len(words) >= 2 and [w.lower().rstrip(":") for w in words[:2]] == ["cuda", "version"]:
+            driver = " ".join(words[2:]).lstrip(": ")
         value = parse_version_flag("--driver", driver, "570.124.06 (NVIDIA) or 25.3.1 (AMD Adrenalin)")
         if m.wsl and m.gpus_of("amd") and not m.gpus_of("nvidia") and amd_driver_store_number(value):
             # Device Manager's number, not the Adrenalin release: nothing to compare it with (the plan

@@ -34,6 +34,9 @@ BAD_FILES = [
      "Apple-silicon GPU, only in Macs"),
     ('macos = "14.5"\n', "machine.macos", "describes macOS"),
     ('tegra = false\njetpack = "6.2"\n', "machine.jetpack", "only on a Jetson"),
+    # breaker4 F6: a driver version in the CUDA field was read as CUDA 570 (a cu130 plan for a 570 driver)
+    ('cuda_driver_max = "570.124.06"\n' + H100, "machine.cuda_driver_max", "belongs in nvidia_driver"),
+    ('cuda_driver_max = "99.0"\n' + H100, "machine.cuda_driver_max", "no CUDA 99.0 exists"),
 ]
 
 
@@ -65,6 +68,7 @@ def test_facts_of_another_os_are_refused(cli, tmp_path, os_, field):
     (["--gpu", "jetson orin", "--os", "windows"], "Jetson"),
     (["--gpu", "M2", "--os", "linux"], "Apple-silicon GPU"),
     (["--os", "windows", "--wsl"], "WSL2"),
+    (["--gpu", "RTX 4090", "--driver", "99.0"], "no CUDA 99.0 exists"),  # breaker4 F6: planned cu130
 ])
 def test_flags_that_describe_no_machine_are_exit_2(cli, argv, words):
     r = cli(["plan", *argv, "-q"])
@@ -149,3 +153,17 @@ def test_every_recorded_machine_is_consistent(replay_machine, matrix, name):
     fields = m.to_dict()
     assert contradiction(fields) is None and contradiction_with_data(fields, matrix) is None, fields
     assert machine_from_dict(machine_document(m)["machine"]) == m
+
+
+@pytest.mark.parametrize("line", ["CUDA Version: 12.4", "CUDA Version 12.4", "cuda version: 12.4", "12.4"])
+def test_driver_takes_nvidia_smis_cuda_version_as_printed(cli, line):
+    """breaker4 F6: `--driver "CUDA Version: 12.8"` (nvidia-smi's header, as pasted) was refused while the
+    bare 12.8 was taken: each is the driver's CUDA, and the plan is the one for a CUDA 12.4 driver."""
+    r = cli(["plan", "--gpu", "RTX 4090", "--driver", line, "--json"])
+    assert r.code == 0, r.err
+    import json
+
+    doc = json.loads(r.out)
+    assert doc["machine"]["cuda_driver_max"] == "12.4" and doc["machine"].get("nvidia_driver") is None
+    # a CUDA 12.4 driver runs CUDA 12.x builds (minor-version compatibility), never a cu13x one
+    assert doc["chosen"]["variant"].startswith("cu12"), doc["chosen"]
