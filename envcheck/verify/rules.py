@@ -461,9 +461,12 @@ def driver_fix(ctx: Context) -> str:
 
         bounds = gpu_driver_bounds(ctx.matrix, [g for g in ctx.gpus() if g.vendor == "nvidia"], ctx.windows_driver)
         nvidia = ", ".join(dict.fromkeys(g.name for g in ctx.gpus() if g.vendor == "nvidia"))
-        if bounds.low:  # the GPU's own first driver (cuda.toml driver_min_*): a floor whatever torch was built with
-            parts.append(f"Upgrade the NVIDIA driver to ≥ {bounds.low} (the first that drives the {nvidia}) and "
-                         "to one that supports the CUDA version torch was built with "
+        target = _upgrade_target(ctx, drv_cuda) if nvidia else None
+        if target is not None:
+            parts.append(target)
+        elif bounds.low:  # the arch's first driver (cuda.toml driver_min_*): a floor whatever torch was built with
+            parts.append(f"Upgrade the NVIDIA driver to ≥ {bounds.low} (the first known to drive a GPU of the "
+                         f"{nvidia}'s arch) and to one that supports the CUDA version torch was built with "
                          "(`python -c \"import torch; print(torch.version.cuda)\"`)")
         else:
             parts.append("Upgrade the NVIDIA driver to one that supports the CUDA version torch was built with "
@@ -482,6 +485,27 @@ def driver_fix(ctx: Context) -> str:
         elif not any("the first that drives" in p for p in parts):
             parts.append(f"no CUDA build on record runs on a driver limited to CUDA {drv_cuda}")
     return ", ".join(parts) + "."
+
+
+def _upgrade_target(ctx: Context, drv_cuda: Optional[str]) -> Optional[str]:
+    """"Upgrade the NVIDIA driver to ≥ X (what plan's build for this GPU needs)" — plan's answer for
+    the GPU with no driver given (the build `envcheck plan --gpu` picks), and only when X is newer
+    than the driver the message shows (newcomer4 F4: "found version 11040", an R470 driver, was told
+    to upgrade to the sm_86 arch's first driver 455.23.04). ``None`` when plan has no such build."""
+    plan, _ = ctx.plan(nvidia_driver=None, cuda_driver_max=None)
+    d = plan.driver if plan is not None else {}
+    if not d or d.get("vendor") != "nvidia":
+        return None
+    need = d.get("full") or d.get("floor")
+    if not need:
+        return None
+    if drv_cuda:  # the toolkit driver of the CUDA the driver reports: the user has at least that one
+        have, _ = ctx.driver_floors(drv_cuda)
+        if have and vkey(need) <= vkey(have):
+            return None
+    tail = (f"; ≥ {d['floor']} under minor-version compatibility" if d.get("full") and d.get("floor")
+            and d["floor"] != d["full"] and not d.get("last_branch") else "")
+    return f"Upgrade the NVIDIA driver to ≥ {need} (what {plan.title}, plan's build for this GPU, needs{tail})"
 
 
 @helper
@@ -898,6 +922,41 @@ def torch_lib_fix(ctx: Context) -> str:
             f"`{ctx.py_command('-m', 'pip', 'uninstall', '-y', 'torch')}` until no copy is left. If an extension fails, "
             "`import torch` before importing it, and rebuild the extension against the installed torch "
             "(`pip install --no-build-isolation --force-reinstall --no-cache-dir <package>`).")
+
+
+def _torch_without_cuda(ctx: Context) -> bool:
+    """The facts show a torch with no CUDA libraries: the CPU-only build (``+cpu``), a ROCm or XPU one."""
+    v = ctx.variant or ""
+    return bool(v) and not v.startswith("cu")
+
+
+@helper
+def cpu_torch_desc(ctx: Context) -> str:
+    """What the facts say of the installed torch, for a CUDA-only library that is missing."""
+    v = ctx.facts.torch_version or ""
+    if ctx.variant == "cpu":
+        return f"The installed torch {v} is the CPU-only build: it has no CUDA libraries at all. ".replace("  ", " ")
+    if _torch_without_cuda(ctx):
+        return f"The installed torch {v} is a {ctx.variant} build: it has no CUDA libraries. ".replace("  ", " ")
+    if ctx.variant and v:
+        return (f"The installed torch {v} is a {ctx.variant} build, so its own copy is incomplete "
+                "(a mixed or interrupted install) or the extension was built for another torch release. ")
+    return ""
+
+
+@helper
+def cuda_lib_torch_fix(ctx: Context) -> str:
+    """A GPU build for this machine (plan's answer, never a reinstall of the CPU build), and the
+    extension rebuilt against it — or, to stay on the CPU, the extension's CPU build."""
+    if _torch_without_cuda(ctx) or not ctx.variant:
+        gpu = cuda_build_fix(ctx)
+    else:
+        again = _reinstall_same(ctx) or f"`{ctx.py_command('-m', 'pip', 'install', '--force-reinstall', 'torch')}`"
+        gpu = f"Reinstall the installed CUDA build: {again}."
+    return (f"{gpu} Then rebuild the extension against the installed torch "
+            "(`pip install --no-build-isolation --force-reinstall --no-cache-dir <package>`), or install the "
+            "extension's build made for that torch. To keep the torch you have instead, install or build the "
+            "extension for it (its CPU or ROCm build) — never a CUDA one.")
 
 
 @helper
