@@ -111,6 +111,16 @@ def contradiction_with_data(fields: Mapping[str, JSON], matrix: Matrix) -> Optio
             key, what = (".wsl", "a WSL2 guest (its GPU is the Windows host's)") if m.get("wsl") else (".os", f"os = {where!r}")
             return key, (f"the {gpu.name} comes only in systems that run {' or '.join(gpu.host_os)} "
                          f"(matrices/gpus: host_os), not {what}")
+    amd = m.get("amd_driver")
+    releases = [r.adrenalin_min for r in matrix.rocm_wsl if r.adrenalin_min]
+    if amd and releases:
+        newest = max(releases, key=vkey)
+        # Adrenalin is year.month.release: a year past the next one is no release (32.0.21013 is Device
+        # Manager's number missing its last part), not a driver newer than every floor
+        if vkey(amd).release[0] > vkey(newest).release[0] + 1:
+            return ".amd_driver", (f"no Adrenalin release {amd}: it is year.month.release, the newest on record "
+                                   f"{newest} (matrices/rocm-wsl.toml); Device Manager's number has four parts "
+                                   "(32.0.21013.1000) and is taken as it is")
     driver, cuda_max = m.get("nvidia_driver"), m.get("cuda_driver_max")
     if cuda_max and matrix.toolkits:
         newest = matrix.toolkits[-1].version

@@ -69,6 +69,8 @@ def test_facts_of_another_os_are_refused(cli, tmp_path, os_, field):
     (["--gpu", "M2", "--os", "linux"], "Apple-silicon GPU"),
     (["--os", "windows", "--wsl"], "WSL2"),
     (["--gpu", "RTX 4090", "--driver", "99.0"], "no CUDA 99.0 exists"),  # breaker4 F6: planned cu130
+    # breaker4 F5: Device Manager's number missing its last part passed every Adrenalin floor
+    (["--gpu", "7900xtx", "--wsl", "--driver", "32.0.21013"], "no Adrenalin release 32.0.21013"),
 ])
 def test_flags_that_describe_no_machine_are_exit_2(cli, argv, words):
     r = cli(["plan", *argv, "-q"])
