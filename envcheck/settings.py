@@ -268,7 +268,8 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
         except (OSError, ValueError):  # a NUL byte; (isfile itself answers False for a name too long)
             found = False
         if not found:
-            why = "no such file" if len(os.path.basename(os.fsencode(named))) <= 255 else "a name longer than the system allows"
+            why = ("no such file" if not os.path.lexists(named) else "not a regular file") \
+                if len(os.path.basename(os.fsencode(named))) <= 255 else "a name longer than the system allows"
             raise UsageError(f"{flag} {ascii(str(named))[1:-1][:200]}: {why}")
         path = named
     elif environ.get("ENVCHECK_NO_CONFIG", "").lower() in _TRUE:

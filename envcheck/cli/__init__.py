@@ -286,6 +286,12 @@ def _check_extras(args: argparse.Namespace) -> None:
         require_extra(extra)
 
 
+def _asks_help(argv: List[str]) -> bool:
+    """``-h``/``--help``/``--version`` on the command line (before ``--``)."""
+    words = argv[:argv.index("--")] if "--" in argv else argv
+    return any(w in ("-h", "--help", "--version") for w in words)
+
+
 def _wants_json(argv: List[str], parser: argparse.ArgumentParser) -> bool:
     """``--json`` on the command line (before ``--``) or set by the settings, for a command that has it."""
     words = argv[:argv.index("--")] if "--" in argv else argv
@@ -323,7 +329,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         settings = apply_settings(target, "-".join(path), early.config, early.no_config, os.environ, os.getcwd(),
                                   universe=lambda: settings_universe(build_parser(None)))
     except EnvcheckError as exc:
-        return _refuse(argv, target, path, str(exc), exc.exit_code)
+        if not _asks_help(argv):
+            return _refuse(argv, target, path, str(exc), exc.exit_code)
+        # --help / --version read no setting: they still answer (and the help explains the settings)
+        from envcheck.settings import Settings
+
+        sys.stderr.write(f"envcheck: warning: settings not read: {exc}\n")
+        settings = Settings()
     except (OSError, ValueError) as exc:  # a --config name too long, with a NUL byte, a loop of links
         why = _path_problem(exc)
         if why is None:

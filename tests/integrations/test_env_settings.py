@@ -9,6 +9,7 @@ Real envcheck processes, real files.
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -116,3 +117,23 @@ def test_no_variable_envcheck_itself_reads_is_ever_called_unread():
     assert len(names) > 20
     said = unread_variables("plan", _actions(plan), dict.fromkeys(names, "1"), lambda: settings_universe(build_parser()))
     assert said == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["plan", "--help"], ["-h"]])
+def test_a_config_that_cannot_be_read_still_lets_help_and_version_answer(tmp_path, argv):
+    """breaker4 F9: `ENVCHECK_CONFIG=/nope.toml envcheck --help` was exit 2 — the user could not read the
+    help that explains the setting. Help and version read no setting: they answer, with a warning."""
+    r = sh(argv, cwd=tmp_path, env={"ENVCHECK_CONFIG": str(tmp_path / "nope.toml")})
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    assert "settings not read" in r.stderr and "no such file" in r.stderr
+    r = sh(["plan", "--gpu", "T4"], cwd=tmp_path, env={"ENVCHECK_CONFIG": str(tmp_path / "nope.toml")})
+    assert r.returncode == 2 and "no such file" in r.stderr  # a command that would use them still refuses
+
+
+@pytest.mark.parametrize("make", ["folder", "fifo"])
+def test_a_config_that_is_not_a_regular_file_is_said_so(tmp_path, make):
+    """breaker4 F9: a folder or a FIFO named as the config was 'no such file'."""
+    target = tmp_path / "cfg"
+    target.mkdir() if make == "folder" else os.mkfifo(target)
+    r = sh(["--config", str(target), "plan", "--gpu", "T4"], cwd=tmp_path)
+    assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
