@@ -67,7 +67,7 @@ def _download(plan: Any, matrix: Any, directory: Path, wheels: Path, glibc: str,
     from envcheck.render.write import write_outputs
     from envcheck.resolve.recipe import build_recipe
 
-    house = prepare(plan, wheels, dict(plan.pins), glibc, say, timeout=timeout)
+    house = prepare(plan, wheels, dict(plan.pins), glibc, say, timeout=timeout, flag="--download")
     offline = dataclasses.replace(plan, pins=dict(house.pins), requires=dict(house.requires), offline=WHEELS, hashes={},
                                   notes=list(plan.notes) + list(house.notes)
                                   + [f"offline: every wheel is in {WHEELS}/ ({house.origin}); install with "

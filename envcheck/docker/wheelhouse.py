@@ -193,7 +193,7 @@ def pip_download(argv: Sequence[str], say: Say = lambda s: None, timeout: float 
 
 def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
             say: Say = lambda s: None, pip: Sequence[str] = (), requires: Optional[Dict[str, str]] = None,
-            timeout: Optional[float] = None) -> Wheelhouse:
+            timeout: Optional[float] = None, flag: str = "--wheelhouse") -> Wheelhouse:
     """Wheels for ``pins`` in ``directory``: checked when it holds wheels, downloaded when empty.
 
     Args:
@@ -202,6 +202,7 @@ def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
         pip: the pip command (default: this interpreter's ``python -m pip``).
         timeout: seconds every pip download of this call may take in all (default
             :data:`DOWNLOAD_TIMEOUT`): one deadline, also across the retry from plain PyPI.
+        flag: the flag that named ``directory`` (``plan --download``; ``docker build --wheelhouse``), for the error.
         requires: ranges to gather beside the pins (default: the plan's, ``{"numpy": "<2"}``); a
             given folder without a wheel in a range leaves that range out (said in the notes: torch
             imports without NumPy, with a warning).
@@ -226,7 +227,7 @@ def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
             return Wheelhouse(directory, alt, GIVEN, [pypi_note] + left, served)
         raise WheelhouseError(
             f"{directory} has no wheel for {', '.join(miss)}: add them (pip download … -d {directory}), "
-            "point --wheelhouse at an empty folder to download them, or leave companions out with --packages torch")
+            f"point {flag} at an empty folder to download them, or leave companions out with --packages torch")
     with fsutil.undo_on_failure(directory):  # a failed download leaves no folder or wheel of its own
         directory.mkdir(parents=True, exist_ok=True)
         return _download(plan, directory, pins, glibc, say, pip, ranges, alt, pypi_note,

@@ -54,6 +54,17 @@ def test_failed_download_into_a_new_folder_leaves_no_folder(cli, empty_index, tm
     assert not (tmp_path / "new").exists(), _tree(tmp_path / "new")
 
 
+def test_a_download_folder_with_other_wheels_names_plans_own_flag(cli, empty_index, tmp_path):
+    """breaker4 F8: a --download folder whose wheels/ lacks the pinned wheels advised `--wheelhouse`, a
+    flag of docker build that plan does not have; what the user had stays."""
+    target = tmp_path / "dl"
+    (target / "wheels").mkdir(parents=True)
+    (target / "wheels" / "old-1.0-py3-none-any.whl").write_text("w")
+    r = _download(cli, empty_index, target)
+    assert r.code == 3 and "point --download at an empty folder" in r.err and "--wheelhouse" not in r.err, r.err
+    assert _tree(target) == ["wheels", "wheels/old-1.0-py3-none-any.whl"]
+
+
 def test_failed_download_keeps_what_the_user_had_and_only_that(cli, empty_index, tmp_path):
     target = tmp_path / "offline"
     target.mkdir()
