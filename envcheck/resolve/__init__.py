@@ -432,6 +432,13 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
             out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {full}"
                        + (f" (≥ {floor} under minor-version compatibility)" if floor and floor != full else "")
                        + "; `nvidia-smi` shows yours (--driver to check it)")
+    if chosen.build.backend == "rocm" and chosen.build.rocm and not chosen.build.wsl:
+        # the wheels bundle ROCm's user space; the kernel driver is the host's, and nothing here compares it
+        have = (f"the amdgpu driver {m.amd_linux_driver} found is not compared with it"
+                if m.amd_linux_driver else "AMD kernel driver not given")
+        out.append(f"{have}: {name_of(chosen)} needs the amdgpu kernel driver of ROCm {chosen.build.rocm} or newer "
+                   "(AMD's ROCm compatibility matrix; `cat /sys/module/amdgpu/version` or `amd-smi version` shows "
+                   "yours) — on an older one, --backend rocmX.Y plans a build for that ROCm")
     rel = chosen.fit.wsl_release
     if rel is not None and rel.adrenalin_min and not m.amd_driver:
         given = m.how.get("amd_driver")  # a driver-store number (32.0.x) is not the Adrenalin release

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from envcheck.matrix.model import vkey
 from envcheck.resolve import Request
 from tests.conftest import plan_for
@@ -245,3 +247,17 @@ def test_named_distro_prefers_its_own_python3(matrix):
         assert any("has no wheel here" in a for a in newest.assumptions)
     # a Python the user names always wins
     assert plan_for(matrix, gpus=["RTX 4090"], distro="ubuntu22.04", python="3.12").chosen.python == "3.12"
+
+
+@pytest.mark.parametrize("gpu, distro", [("MI250", "rhel8"), ("7900xtx", "ubuntu24.04"), ("MI300X", "ubuntu22.04")])
+def test_a_native_rocm_plan_says_it_assumed_the_hosts_kernel_driver(matrix, gpu, distro):
+    """newcomer4 #6: an MI250 node got the newest ROCm build with no word that the host's amdgpu kernel
+    driver was assumed new enough (a CUDA plan always says "NVIDIA driver not given"). The assumption
+    names the chosen build's ROCm and how to plan for an older one."""
+    res = plan_for(matrix, gpus=[gpu], distro=distro)
+    rocm = res.chosen.build.rocm
+    assert res.chosen.build.backend == "rocm" and rocm
+    said = [a for a in res.assumptions if a.startswith("AMD kernel driver not given")]
+    assert len(said) == 1 and f"ROCm {rocm} or newer" in said[0] and "--backend rocm" in said[0], res.assumptions
+    cuda = plan_for(matrix, gpus=["RTX 4090"], distro=distro)
+    assert not [a for a in cuda.assumptions if "amdgpu" in a]
