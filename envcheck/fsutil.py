@@ -52,10 +52,12 @@ LOCK_WAIT_S = 30.0
 
 
 # -- reading ------------------------------------------------------------------------------------
-def read_input(path: PathLike, flag: str = "", cap: int = INPUT_CAP, stdin_ok: bool = False) -> bytes:
+def read_input(path: PathLike, flag: str = "", cap: int = INPUT_CAP, stdin_ok: bool = False,
+               follow: bool = True) -> bytes:
     """The bytes of a user-named input file, refusing what is not a regular file.
 
-    ``-`` (with ``stdin_ok``) reads standard input, at most ``cap`` bytes.
+    ``-`` (with ``stdin_ok``) reads standard input, at most ``cap`` bytes. ``follow=False`` refuses a
+    symbolic link too (a file envcheck itself names in a folder others may write: the matrix cache).
 
     Raises:
         UsageError: missing, unreadable, not a regular file, or larger than ``cap`` (one line).
@@ -74,7 +76,8 @@ def read_input(path: PathLike, flag: str = "", cap: int = INPUT_CAP, stdin_ok: b
             raise UsageError(f"{where}: standard input is larger than {cap} bytes; give the part that matters")
         return data
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        nofollow = 0 if follow else getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | nofollow)
     except ValueError:
         raise UsageError(f"{ascii(where)[:120]}: a path cannot hold a NUL byte") from None
     except OSError as exc:

@@ -554,9 +554,17 @@ class Matrix:
 
 def _cache_dir() -> Optional[Path]:
     """Where parsed matrices are cached (``$ENVCHECK_CACHE_DIR``, else ``$XDG_CACHE_HOME/envcheck``,
-    else ``~/.cache/envcheck``); ``None`` when ``ENVCHECK_NO_CACHE`` is set."""
-    if os.environ.get("ENVCHECK_NO_CACHE"):
+    else ``~/.cache/envcheck``); ``None`` when ``ENVCHECK_NO_CACHE`` is true (1/true/yes/on; 0/false/no/off
+    or empty keep the cache, anything else is bad input as for any ENVCHECK_* switch — breaker4 F12).
+
+    Raises:
+        UsageError: ``ENVCHECK_NO_CACHE`` is neither true nor false.
+    """
+    no_cache = os.environ.get("ENVCHECK_NO_CACHE", "").strip().lower()
+    if no_cache in ("1", "true", "yes", "on"):
         return None
+    if no_cache not in ("", "0", "false", "no", "off"):
+        raise UsageError(f"$ENVCHECK_NO_CACHE is a switch: give true or false, not {os.environ['ENVCHECK_NO_CACHE']!r}")
     env = os.environ.get("ENVCHECK_CACHE_DIR")
     if env:
         return Path(env)
@@ -575,7 +583,7 @@ def _prune(folder: Path, keep: int) -> None:
     """Delete all but the ``keep`` most recently written cache files."""
     # (*.pickle: the format of envcheck before 2026-12)
     found = [*folder.glob("matrix-*.marshal"), *folder.glob("matrix-*.pickle")]
-    files = sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+    files = sorted(found, key=lambda p: p.lstat().st_mtime, reverse=True)
     for old in files[keep:]:
         try:
             old.unlink()
@@ -633,6 +641,10 @@ def _file_rows(path: str, size: int, mtime_ns: int) -> Mapping[str, list]:
     return _cached((path, size, mtime_ns), parse)[0][name]
 
 
+#: the most bytes a cache file may have (a parsed matrix is ~0.5 MB): a larger one is not read
+_CACHE_CAP = 32 * 1024 * 1024
+
+
 def _cached(parts: object, parse: Callable[[], Tuple[_Files, Dict[str, object]]]) -> Tuple[_Files, Dict[str, object]]:
     """``parse()``'s answer — rows by file and table, and plain data derived from them — from a file
     in the cache folder whose key is ``parts``, envcheck's version, the Python's and the mtimes of this
@@ -641,7 +653,14 @@ def _cached(parts: object, parse: Callable[[], Tuple[_Files, Dict[str, object]]]
 
     The file is :mod:`marshal` data (a builtin reader that needs no import): each table stored apart
     (:func:`_plain`) and rebuilt into rows only when it is first read (:class:`_StoredTables`) — a
-    plan reads about two thirds of the data, and never the error-message rules of diagnoses.toml."""
+    plan reads about two thirds of the data, and never the error-message rules of diagnoses.toml.
+
+    A cache never changes an answer nor stops a command (breaker4 F1, F4): the file starts with the
+    CRC-32 of the marshal data after it, and a file that is not a regular file (a FIFO, a device, a
+    symbolic link), is too large, does not match its checksum or does not unmarshal is a miss — the
+    TOML is parsed and the file written again (atomically, never through a link:
+    :func:`envcheck.fsutil.write_file`). A table that still fails to rebuild later is taken from a
+    fresh parse, which also rewrites the file."""
     import marshal
     import zlib  # a checksum for the name: hashlib's start-up (OpenSSL) costs more than the whole read
 
@@ -653,26 +672,58 @@ def _cached(parts: object, parse: Callable[[], Tuple[_Files, Dict[str, object]]]
     key = repr((__version__, sys.version, code, parts))
     raw = key.encode("utf-8", "surrogateescape")
     path = cache / f"matrix-{zlib.crc32(raw):08x}{len(raw):05x}.marshal" if cache else None
+
+    fresh: List[Tuple[_Files, Dict[str, object]]] = []
+
+    def parse_and_store() -> Tuple[_Files, Dict[str, object]]:
+        if not fresh:
+            fresh.append(parse())
+            if path is not None:
+                _store(path, key, *fresh[0])
+        return fresh[0]
+
     if path is not None:
         try:
-            with open(path, "rb") as fh:
-                stored, plain, derived = marshal.loads(fh.read())
-            if stored == key:
-                return {name: _StoredTables(tables) for name, tables in plain.items()}, derived
-        except Exception:  # a damaged or foreign cache file: parse again  # noqa: BLE001
+            data = _read_cache(path)
+            payload = data[4:]
+            if data[:4] == zlib.crc32(payload).to_bytes(4, "big"):
+                stored, plain, derived = marshal.loads(payload)
+                if stored == key and isinstance(derived, dict):
+                    def rebuilt_again(fname: str, table: str) -> list:
+                        return list(parse_and_store()[0][fname][table])
+
+                    return {name: _StoredTables(tables, name, rebuilt_again) for name, tables in plain.items()}, derived
+        except Exception:  # missing, odd, damaged or foreign: parse again  # noqa: BLE001
             pass
-    files, derived = parse()
-    if path is not None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "wb") as fh:
-                fh.write(marshal.dumps((key, _plain(files), derived)))
-            os.replace(tmp, path)
-            _prune(path.parent, keep=_CACHE_KEEP)
-        except OSError:
-            pass  # a read-only home is fine: just no cache
-    return files, derived
+    return parse_and_store()
+
+
+def _read_cache(path: Path) -> bytes:
+    """The cache file's bytes, read only from a regular file named directly (not through a symbolic
+    link), at most :data:`_CACHE_CAP` bytes, without waiting on a FIFO.
+
+    Raises:
+        OSError / UsageError: anything else (the caller parses the TOML instead).
+    """
+    from envcheck.fsutil import read_input
+
+    return read_input(path, "cache", cap=_CACHE_CAP, follow=False)
+
+
+def _store(path: Path, key: str, files: _Files, derived: Dict[str, object]) -> None:
+    """Write the cache file (:func:`_cached`'s format); a folder that cannot take it (read-only, not a
+    folder, something odd at the name) is fine: just no cache."""
+    import marshal
+    import zlib
+
+    from envcheck.fsutil import write_file
+
+    try:
+        payload = marshal.dumps((key, _plain(files), derived))
+        write_file(path, zlib.crc32(payload).to_bytes(4, "big") + payload, force=True, flag="cache")
+        _prune(path.parent, keep=_CACHE_KEEP)
+    except (OSError, UsageError):
+        pass
 
 
 def _plain(files: _Files) -> Dict[str, Dict[str, bytes]]:
@@ -709,24 +760,42 @@ class _StoredTables(Mapping[str, list]):
     values, made as unpickling makes them (the class's ``__init__`` is not run again: the values are
     what it set)."""
 
-    def __init__(self, stored: Dict[str, bytes]):
+    def __init__(self, stored: Dict[str, bytes], fname: str = "",
+                 again: Optional[Callable[[str, str], list]] = None):
         self._stored = stored
         self._rows: Dict[str, list] = {}
+        self._fname = fname
+        self._again = again
 
     def __getitem__(self, table: str) -> list:
         rows = self._rows.get(table)
         if rows is None:
-            import marshal
-
-            cls_name, names, values = marshal.loads(self._stored[table])
-            cls = getattr(m, cls_name)
-            new = object.__new__
-            rows = []
-            for row_values in values:
-                row = new(cls)
-                row.__dict__.update(zip(names, row_values))
-                rows.append(row)
+            blob = self._stored[table]  # KeyError: no such table
+            try:
+                rows = self._rebuild(blob)
+            except Exception:  # a table the checksum let through but that does not rebuild  # noqa: BLE001
+                if self._again is None:
+                    raise
+                rows = self._again(self._fname, table)  # from a fresh parse (which rewrites the file)
             self._rows[table] = rows
+        return rows
+
+    @staticmethod
+    def _rebuild(blob: bytes) -> list:
+        import marshal
+
+        cls_name, names, values = marshal.loads(blob)
+        cls = getattr(m, cls_name)
+        if not (isinstance(cls, type) and isinstance(names, tuple) and all(isinstance(n, str) for n in names)):
+            raise ValueError(f"cache table of {cls_name!r}: not a row class and field names")
+        new = object.__new__
+        rows = []
+        for row_values in values:
+            if len(row_values) != len(names):
+                raise ValueError(f"cache row of {cls_name}: {len(row_values)} values for {len(names)} fields")
+            row: object = new(cls)
+            row.__dict__.update(zip(names, row_values))
+            rows.append(row)
         return rows
 
     def __contains__(self, table: object) -> bool:

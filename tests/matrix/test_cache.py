@@ -15,18 +15,6 @@ from envcheck.matrix import default_matrix_dir, load_matrix
 from envcheck.matrix.load import load_dir
 
 
-@pytest.fixture
-def scratch(tmp_path, monkeypatch):
-    """A copy of the shipped matrices and an empty cache folder of this test's own."""
-    d = tmp_path / "m"
-    shutil.copytree(default_matrix_dir(), d)
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("ENVCHECK_CACHE_DIR", str(cache))
-    matrix_pkg._load_cached.cache_clear()  # the in-process memo: each load here asks the cache folder
-    yield d, cache
-    matrix_pkg._load_cached.cache_clear()
-
-
 def _no_parse(monkeypatch):
     """Make a TOML parse fail the test: what is loaded now must come from the cache file."""
     def refuse(*args, **kwargs):
