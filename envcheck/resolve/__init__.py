@@ -306,8 +306,14 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
     if chosen is not None and ctx.request.prefer != "newest":
         newer = [c for c in res.accepted if release_index[c.release.version] < release_index[chosen.release.version]]
         if newer:
-            out.append(f"{name_of(newer[0])} is newer and fits too, but has no complete, verified set on "
-                       "record (paired torchvision, rows not unverified): --prefer newest picks it")
+            # every newer release that fits, not only the newest: a user on the chosen 2.11 should see
+            # that 2.12–2.14 fit too (newcomer4 #7), each passed over for the same reason
+            others = sorted({c.release.version for c in newer} - {newer[0].release.version},
+                            key=release_index.__getitem__)
+            also = f" (as do torch {', '.join(others)})" if others else ""
+            out.append(f"{name_of(newer[0])} is newer and fits too{also}, but "
+                       f"{'none has a' if others else 'has no'} complete, verified set on record (paired torchvision, "
+                       "rows not unverified): --prefer newest picks it")
 
     def better(c: Candidate) -> bool:
         return chosen is None or release_index[c.release.version] < release_index[chosen.release.version]

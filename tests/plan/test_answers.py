@@ -261,3 +261,14 @@ def test_a_native_rocm_plan_says_it_assumed_the_hosts_kernel_driver(matrix, gpu,
     assert len(said) == 1 and f"ROCm {rocm} or newer" in said[0] and "--backend rocm" in said[0], res.assumptions
     cuda = plan_for(matrix, gpus=["RTX 4090"], distro=distro)
     assert not [a for a in cuda.assumptions if "amdgpu" in a]
+
+
+def test_the_or_line_names_every_newer_release_that_fits(matrix):
+    """newcomer4 #7: native Windows + RTX 5090 got torch 2.11.0 while 2.12.0–2.14.1 fit too, and the
+    'or' line named only 2.15.0 — the user could not tell that three releases between were passed over."""
+    res = plan_for(matrix, gpus=["RTX 5090"], os="windows")
+    line = next(a for a in res.alternatives if "is newer and fits too" in a)
+    assert res.chosen.release.version == "2.11.0", res.chosen.release.version
+    for version in ("2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1"):
+        assert version in line, line
+    assert "none has a complete, verified set" in line
