@@ -15,6 +15,7 @@ schema (and that it reads back to the same rows) → only then replace the files
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
@@ -185,33 +186,36 @@ def run_update(
     directory = user_index_dir(data_dir) if data_dir else Path(matrices) if matrices else user_index_dir()
     fsutil.recover(directory)  # a run killed mid-commit left its journal: roll that set back first
     matrix = load_matrix(Path(matrices) if matrices else None)
-    if not data_dir and not matrices and not dry_run:
+    made_here = not data_dir and not matrices and not dry_run
+    # a failed update leaves no folder it created (breaker4 F7): what the user had stays
+    with fsutil.undo_on_failure(directory) if made_here else contextlib.nullcontext():
+        if made_here:
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UsageError(f"cannot create the data folder {directory}: {exc.strerror or exc} "
+                                 f"(set {DATA_DIR_ENV} or --data-dir)") from None
+        chan, confidence = resolve_channel(matrix, index, channel)
+        since = floors(matrix)
+        subs = [v.strip().strip("/") for v in variants or [] if v.strip()]
+        own = client or IndexClient()
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"cannot create the data folder {directory}: {exc.strerror or exc} "
-                             f"(set {DATA_DIR_ENV} or --data-dir)") from None
-    chan, confidence = resolve_channel(matrix, index, channel)
-    since = floors(matrix)
-    subs = [v.strip().strip("/") for v in variants or [] if v.strip()]
-    own = client or IndexClient()
-    try:
-        pages = _fetch_all(own, index, names, subs, progress)
-    finally:
-        if client is None:
-            own.close()
-    result = UpdateResult(index, chan, directory, dry_run, _now())
-    texts: Dict[str, str] = {}
-    for pkg in names:
-        res, text = _one_package(pkg, pages[pkg], subs, index, chan, confidence, since.get(pkg, ""),
-                                 directory, result.checked)
-        result.packages.append(res)
-        texts[res.file.name] = text
-    if not dry_run:
-        replace_all(directory, texts)
-        for p in result.packages:
-            p.written = True
-    return result
+            pages = _fetch_all(own, index, names, subs, progress)
+        finally:
+            if client is None:
+                own.close()
+        result = UpdateResult(index, chan, directory, dry_run, _now())
+        texts: Dict[str, str] = {}
+        for pkg in names:
+            res, text = _one_package(pkg, pages[pkg], subs, index, chan, confidence, since.get(pkg, ""),
+                                     directory, result.checked)
+            result.packages.append(res)
+            texts[res.file.name] = text
+        if not dry_run:
+            replace_all(directory, texts)
+            for p in result.packages:
+                p.written = True
+        return result
 
 
 def _or_none(subs: Sequence[str]) -> List[Optional[str]]:

@@ -236,3 +236,22 @@ def test_connection_refused_is_not_called_a_timeout(cli, seeded):
 def test_non_finite_timeouts_are_usage_errors(cli, mx, value):
     r = cli(["matrix", "update", "--timeout", value, "--matrices", str(mx)])
     assert r.code == 2 and "--timeout" in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize("had", ["nothing", "data folder", "index folder"])
+def test_a_failed_update_leaves_no_folder_it_made(cli, server, tmp_path, monkeypatch, had):
+    """breaker4 F7: the default data folder (here $ENVCHECK_DATA_DIR) is made before the fetch; a
+    fetch that fails removes what the update made and keeps what the user had."""
+    data = tmp_path / "w" / "data"
+    if had != "nothing":
+        (data / "index" if had == "index folder" else data).mkdir(parents=True)
+        (data / "mine.txt").write_text("mine\n")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    monkeypatch.setenv("ENVCHECK_DATA_DIR", str(data))
+    monkeypatch.setenv("ENVCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    r = cli(["matrix", "update", "--index", f"{server.url}/whl/", "--packages", "torch", "--retries", "0"])
+    assert r.code == 3 and "HTTP 404" in r.err and "Traceback" not in r.err, r.err
+    after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "cache" not in p.parts)
+    assert after == before
+    if had != "nothing":
+        assert (data / "mine.txt").read_text() == "mine\n"
