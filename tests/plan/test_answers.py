@@ -272,3 +272,18 @@ def test_the_or_line_names_every_newer_release_that_fits(matrix):
     for version in ("2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1"):
         assert version in line, line
     assert "none has a complete, verified set" in line
+
+
+@pytest.mark.parametrize("distro", [None, "ubuntu20.04"])  # JetPack 6 and JetPack 5
+def test_a_jetson_recipe_installs_the_openblas_its_wheels_link(matrix, distro):
+    """newcomer4 #5: only the Jetson Dockerfile installed libopenblas-dev; install.sh on the board itself
+    ended on 'libopenblas.so.0: cannot open shared object file', which envcheck's own explain knows."""
+    from envcheck.resolve.plan import make_plan
+
+    flags = {"distro": distro} if distro else {}
+    res = plan_for(matrix, gpus=["Jetson Orin"], **flags)
+    steps = make_plan(res, matrix).recipe
+    blas = [s for s in steps if "libopenblas-dev" in (s.commands or "")]
+    assert [s.key for s in blas] == ["jetson-openblas"], [s.key for s in steps]
+    desktop = make_plan(plan_for(matrix, gpus=["RTX 4090"]), matrix).recipe
+    assert not [s for s in desktop if "openblas" in (s.commands or "")]
