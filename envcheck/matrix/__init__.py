@@ -841,11 +841,27 @@ def load_matrix(directory: Optional[Path] = None, index_dir: Optional[Path] = No
     stamp = tuple((n, st.st_size, st.st_mtime_ns) for n in names for st in (os.stat(os.path.join(d, n)),))
     extra: Tuple[str, ...] = ()
     root = d.resolve()
-    if index_dir is not None and Path(index_dir).resolve() != root:
+    if index_dir is not None and os.path.realpath(index_dir) != str(root):  # (Path.resolve raises on a link loop)
         recover(Path(index_dir))
-        extra = tuple(str(Path(index_dir, n).resolve()) for n in _names(Path(index_dir), ".toml", "generated-index-"))
+        extra = tuple(os.path.realpath(os.path.join(index_dir, n)) for n in _user_index_names(Path(index_dir)))
         stamp += tuple((p, st.st_size, st.st_mtime_ns) for p in extra for st in (os.stat(p),))
     return _load_cached(str(root), stamp, extra)
+
+
+def _user_index_names(folder: Path) -> List[str]:
+    """The ``generated-index-*.toml`` names in the user's index folder. That data is optional (what
+    ``envcheck matrix update`` fetched): a folder that does not exist is silent, one that cannot be
+    read (permissions, ``sudo -u`` keeping ``HOME``) is a one-line warning and the shipped data alone
+    is used — never a traceback (breaker4 F2)."""
+    try:
+        found = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        sys.stderr.write(f"envcheck: warning: cannot read the user data folder {folder} "
+                         f"({exc.strerror or exc}): planning from the shipped data only\n")
+        return []
+    return sorted(n for n in found if n.startswith("generated-index-") and n.endswith(".toml"))
 
 
 def _names(folder: Path, suffix: str, prefix: str = "") -> List[str]:
