@@ -105,7 +105,9 @@ def _set(*path):
 
 VERSION_SLOTS = {
     "matrix-build": _set("cuda"),
-    "machine": _set("cuda_driver_max"),
+    # glibc: a version slot no cross-field rule narrows (cuda_driver_max must be MAJOR.MINOR, a
+    # driver's CUDA: envcheck/machine/consistency.py), so it tells the shared version grammar alone
+    "machine": _set("glibc"),
     "lock": lambda v: _set("expect", "cuda")(v),
     "facts": _set("runs", "cuda_build", "data", "cuda"),
 }
