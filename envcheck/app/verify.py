@@ -283,6 +283,12 @@ def nothing_to_judge(facts: Facts, checks: Sequence[str], path: Path) -> None:
     own = [p for c in checks if c in BY_NAME for p in BY_NAME[c].needs] or probes_for(list(checks))
     if any(facts.run(p) is not None for p in own):
         return
+    # …but an import_torch that failed is why the torch probes have no result: each asked check that
+    # reads them has a verdict to give from it ("unknown: the build was not read (torch does not import)")
+    imported = facts.run("import_torch")
+    if (imported is not None and imported.get("outcome") != "ok"
+            and set(own) & set(probes_for(list(checks))) - {"import_torch"}):
+        return
     recorded = sorted(facts.section("runs"))
     what = (f"no result of the checks asked ({', '.join(checks)}); these facts hold {', '.join(recorded)}"
             if recorded else "no check result (runs is empty)")

@@ -35,6 +35,13 @@ sys.addaudithook(_hook)
 """
 
 
+def sigint_default() -> None:
+    """The child starts as from a terminal, with SIGINT at its default: a suite run in the background
+    (`nohup … &`) passes SIGINT ignored to its children, and envcheck rightly leaves an ignored SIGINT
+    ignored (entry._install) — the child would never see the Ctrl-C this test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def console_script() -> list:
     script = Path(sys.executable).parent / "envcheck"
     return [str(script)] if script.exists() else [shutil.which("envcheck") or "envcheck"]
@@ -47,7 +54,8 @@ def interrupt_mid_import(tmp_path: Path, argv: list, module: str) -> subprocess.
     r_fd, w_fd = os.pipe()
     env = {**os.environ, "PYTHONPATH": str(site), "ENVCHECK_TEST_MARK_FD": str(w_fd),
            "ENVCHECK_TEST_MARK_MODULE": module}
-    p = subprocess.Popen(argv, env=env, pass_fds=(w_fd,), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(argv, env=env, pass_fds=(w_fd,), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=sigint_default)
     os.close(w_fd)
     try:
         ready, _, _ = select.select([r_fd], [], [], 120)
@@ -98,7 +106,7 @@ def test_sigint_at_early_moments_never_prints_a_traceback_from_envcheck(tally, h
     codes = []
     for i in range(12):
         p = subprocess.Popen([*argv, "plan", "--gpu", "A100", "--format", "pip"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
         time.sleep(i * 0.025)
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=120)

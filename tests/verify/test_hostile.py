@@ -525,8 +525,9 @@ def test_a_driver_in_the_text_is_used_for_the_arch_fix(cli):
     r = cli(["explain", "--no-probe", "--json", text])
     found = {f["rule"]: f for f in r.json()["findings"]}
     for rule in ("arch-not-compatible", "driver-too-old"):
-        command = (next(p for p in found[rule]["fix"].split("`") if "pip install" in p)
-                   if rule == "arch-not-compatible" else found[rule]["fix"])
+        # the build each fix installs runs on this CUDA 12.8 driver (driver-too-old may also name the
+        # driver that plan's newest build needs, as the other way out: an upgrade, not an install)
+        command = next(p for p in found[rule]["fix"].split("`") if "pip install" in p)
         assert "cu13" not in command and "+cu128" in command, (rule, found[rule]["fix"])
 
 
@@ -561,16 +562,26 @@ def test_no_fix_pins_a_torchaudio_of_another_release_line(matrix):
 
 
 # -- verify: the driver check when the build was not read ---------------------------------------------
-@pytest.mark.parametrize("case, words", [
-    ("C06", "unknown: the build was not read (torch does not import; see import_torch)"),
-    ("C07", "the NVIDIA driver is unknown (it is read with the build, and cuda_build did not run)"),
-    ("C14", "the NVIDIA driver is unknown"),
+@pytest.mark.parametrize("case, checks, words", [
+    # torch does not import: that failure is the verdict, and the driver says why it is unknown
+    ("C06", "driver", "unknown: the build was not read (torch does not import; see import_torch)"),
+    # torch imports but cuda_build was not run: `--checks driver` alone has nothing to judge (exit 2,
+    # below); with import_torch asked too, the driver says why it is unknown
+    ("C07", "import_torch,driver", "the NVIDIA driver is unknown (it is read with the build, and cuda_build did not run)"),
+    ("C14", "import_torch,driver", "the NVIDIA driver is unknown"),
 ])
-def test_driver_says_unknown_when_the_build_was_not_read(cli, case, words):
-    r = cli(["verify", "--facts", str(CASES / f"{case}.json"), "--json", "--checks", "driver"])
+def test_driver_says_unknown_when_the_build_was_not_read(cli, case, checks, words):
+    r = cli(["verify", "--facts", str(CASES / f"{case}.json"), "--json", "--checks", checks])
     c = {c["name"]: c for c in r.json()["checks"]}["driver"]
     assert c["status"] == "skip" and words in c["detail"], c["detail"]
     assert "CPU-only" not in c["detail"] and "not a CUDA build" not in c["detail"]
+
+
+@pytest.mark.parametrize("case", ["C07", "C14"])
+def test_facts_without_the_build_have_nothing_to_judge_for_the_driver_alone(cli, case):
+    """newcomer4 F3: facts that hold no result the asked checks read are bad input, not a pass."""
+    r = cli(["verify", "--facts", str(CASES / f"{case}.json"), "--checks", "driver"])
+    assert r.code == 2 and "nothing to judge" in r.err, (r.code, r.err)
 
 
 def test_a_deleted_torch_library_is_explained(cli, monkeypatch, tmp_path, torch_venv):
