@@ -203,14 +203,18 @@ class Lock:
 # writing
 
 
+def _now() -> str:
+    """datetime's now(utc).replace(microsecond=0).isoformat(), without importing datetime (start-up, #9)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+
+
 def lock_document(plan: PlanLike, generated: Optional[str] = None) -> Dict[str, Any]:
     """The ``envcheck.lock.toml`` document: machine, chosen build, what verify must find, the steps."""
     from envcheck import __version__
 
     b, r = plan.build, plan.release
     res = plan.resolution
-    # datetime's now(utc).replace(microsecond=0).isoformat(), without importing datetime (start-up, #9)
-    now = generated or time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    now = generated or _now()
     doc: Dict[str, Any] = {
         "schema": LOCK_SCHEMA,
         "generated": now,
@@ -245,14 +249,35 @@ def lock_document(plan: PlanLike, generated: Optional[str] = None) -> Dict[str, 
 
 
 def render_lock(plan: PlanLike, generated: Optional[str] = None, title: str = "") -> str:
-    """``envcheck.lock.toml`` as text (``verify --lock`` reads it)."""
+    """``envcheck.lock.toml`` as text (``verify --lock`` reads it): :func:`lock_head` + :func:`lock_body`."""
+    return lock_head(generated, title) + lock_body(plan)
+
+
+#: the keys of the lock document :func:`lock_head` writes (its first two); :func:`lock_body` the rest
+_HEAD_KEYS = ("schema", "generated")
+
+
+def lock_head(generated: Optional[str] = None, title: str = "") -> str:
+    """The lock's comment lines, ``schema`` and ``generated`` (now, unless given): the part that differs
+    between the copies of one plan's lock (the file, the Dockerfile's, install.sh's)."""
+    import tomli_w
+
+    head = (f"# {LOCK_FILE} — {title}\n"
+            f"# Written by `envcheck plan`; `envcheck verify --lock {LOCK_FILE}` checks an environment against it.\n")
+    return head + tomli_w.dumps({"schema": LOCK_SCHEMA, "generated": generated or _now()})
+
+
+def lock_body(plan: PlanLike) -> str:
+    """The lock document after :func:`lock_head`'s keys, as TOML: the same in every copy of one plan's
+    lock, so a renderer of several files makes it once (``render.shared``). tomli_w writes a table's
+    plain keys first, in order, then its sub-tables; the body starts with a plain key (``envcheck``),
+    so head + body are the bytes of dumping the whole document at once."""
     import tomli_w
 
     from envcheck.machine.model import drop_none_table
 
-    head = (f"# {LOCK_FILE} — {title}\n"
-            f"# Written by `envcheck plan`; `envcheck verify --lock {LOCK_FILE}` checks an environment against it.\n")
-    return head + tomli_w.dumps(drop_none_table(lock_document(plan, generated)))
+    doc = drop_none_table(lock_document(plan, generated="-"))
+    return tomli_w.dumps({k: v for k, v in doc.items() if k not in _HEAD_KEYS})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -69,6 +69,23 @@ def parse_formats(text: str) -> list:
     return list(dict.fromkeys(out))
 
 
+#: The text every file of one plan carries (its comment block, its lock), made once while
+#: :func:`render` or :func:`render_available` render that plan into several formats: ``id(plan)`` →
+#: {key: text}. Kept only for the length of that call, so a plan changed later is rendered afresh.
+_SHARED: Dict[int, Dict[object, str]] = {}
+
+
+def shared(plan: Plan, key: object, make: Callable[[], str]) -> str:
+    """``make()``, made once per ``key`` while ``plan`` is being rendered into several formats (else
+    each time: a single renderer called on its own)."""
+    memo = _SHARED.get(id(plan))
+    if memo is None:
+        return make()
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
+
+
 def render(plan: Plan, formats: Sequence[str] = DEFAULT_FORMATS,
            options: Optional[Mapping[str, Mapping[str, Any]]] = None) -> Dict[str, str]:
     """``{file name: text}`` for each requested format.
@@ -77,7 +94,11 @@ def render(plan: Plan, formats: Sequence[str] = DEFAULT_FORMATS,
         options: per-format keyword arguments (``{"uv": {"extra_plans": […]}, "pip": {"style": "project"}}``).
     """
     options = options or {}
-    return {file_name(plan, f): FORMATS[f][1](plan, **dict(options.get(f, {}))) for f in formats}
+    _SHARED[id(plan)] = {}
+    try:
+        return {file_name(plan, f): FORMATS[f][1](plan, **dict(options.get(f, {}))) for f in formats}
+    finally:
+        del _SHARED[id(plan)]
 
 
 def file_name(plan: Plan, fmt: str) -> str:
@@ -101,12 +122,16 @@ def render_available(plan: Plan, formats: Sequence[str], options: Optional[Mappi
     options = options or {}
     files: Dict[str, str] = {}
     skipped: List[Tuple[str, str]] = []
-    for f in formats:
-        name = file_name(plan, f)
-        try:
-            files[name] = FORMATS[f][1](plan, **dict(options.get(f, {})))
-        except UsageError as exc:
-            if f in explicit:
-                raise UsageError(f"--format {f}: {name} cannot be made for this plan: {exc}") from None
-            skipped.append((name, str(exc)))
+    _SHARED[id(plan)] = {}
+    try:
+        for f in formats:
+            name = file_name(plan, f)
+            try:
+                files[name] = FORMATS[f][1](plan, **dict(options.get(f, {})))
+            except UsageError as exc:
+                if f in explicit:
+                    raise UsageError(f"--format {f}: {name} cannot be made for this plan: {exc}") from None
+                skipped.append((name, str(exc)))
+    finally:
+        del _SHARED[id(plan)]
     return files, skipped

@@ -92,7 +92,14 @@ def choice_reason(plan: Plan) -> str:
 
 
 def comment_block(plan: Plan, prefix: str = "# ") -> str:
-    """The explanatory comment lines every rendered file carries."""
+    """The explanatory comment lines every rendered file carries (made once for the files of one
+    plan: :func:`envcheck.render.shared`)."""
+    from envcheck.render import shared
+
+    return shared(plan, ("comment_block", prefix), lambda: _comment_block(plan, prefix))
+
+
+def _comment_block(plan: Plan, prefix: str) -> str:
     lines: List[str] = []
     lines.append(f"why: {choice_reason(plan)} ({len(plan.resolution.candidates)} "
                  f"candidates checked, {len(plan.resolution.accepted)} fit)")

@@ -329,6 +329,7 @@ def docker_env(key: str, value: str) -> str:
 
 def render_lock(plan: Plan, generated: Optional[str] = None) -> str:
     """``envcheck.lock.toml`` as text (:mod:`envcheck.lock` writes it; ``verify --lock`` reads it)."""
-    from envcheck.lock import render_lock as _render
+    from envcheck.lock import lock_body, lock_head
+    from envcheck.render import shared
 
-    return _render(plan, generated, title(plan))
+    return lock_head(generated, title(plan)) + shared(plan, "lock", lambda: lock_body(plan))
