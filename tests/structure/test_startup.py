@@ -4,6 +4,7 @@ them; this only fails when an eager import comes back)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -80,6 +81,29 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     assert "json" not in mods
     # a machine file's schema tables: only for --machine FILE
     assert "envcheck.machine.io" not in mods
+
+
+PROGRAM = ("import sys\nfrom envcheck.entry import main\nsys.argv[0] = 'envcheck'\ncode = main()\n"
+           "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n")
+
+
+@pytest.mark.subprocess
+def test_the_program_looks_up_no_argparse_translation(tmp_path):
+    """The program (the console script, ``python -m envcheck``) uses argparse's English phrases as
+    they are: no gettext catalog lookup, which imports locale and lists the locale folders of each
+    language in $LANG for every phrase (entry._untranslated_argparse); the help reads the same."""
+    env = {**os.environ, "LANG": "de_DE.UTF-8", "LANGUAGE": "de:fr"}
+    for _ in range(2):  # the first run may fill the matrix cache
+        res = subprocess.run([sys.executable, "-c", PROGRAM, "plan", "--gpu", "RTX 4090", "-o", str(tmp_path / "o"),
+                              "--force"], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert res.returncode == 0, res.stderr
+    mods = set(res.stderr.rsplit("MODULES ", 1)[1].split())
+    assert "envcheck.resolve" in mods  # it did plan
+    assert "locale" not in mods
+    helps = [subprocess.run([sys.executable, "-c", code, "plan", "--help"], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path, env=env).stdout for code in (PROGRAM, PROBE)]
+    assert "usage: envcheck plan" in helps[0] and "options:" in helps[0]
+    assert helps[0] == helps[1]
 
 
 @pytest.mark.subprocess
