@@ -672,11 +672,13 @@ def _remove_committed(txn: Path, names: List[str]) -> None:
 
 
 def _write_journal(txn: Path, names: List[str]) -> None:
-    import json
+    """``journal.json``: ``{"names": [...]}``, the bytes ``json.dump`` writes (without importing json
+    for plain names: :func:`envcheck.jsontypes.json_string`)."""
+    from envcheck.jsontypes import json_string
 
     tmp = txn / "journal.json.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"names": names}, fh)
+        fh.write('{"names": [' + ", ".join(json_string(n) for n in names) + "]}")
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, txn / "journal.json")

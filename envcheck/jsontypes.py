@@ -20,3 +20,14 @@ else:
     # (forward references compiled on first use) cost ~1.5 ms of every start (issue #9).
     JSON = object
     JSONObject = dict
+
+
+def json_string(text: str) -> str:
+    """``text`` as a JSON string (a Dockerfile LABEL value, a YAML double-quoted scalar, a name in a
+    write's journal): ``json.dumps``, which is imported only for text that needs escaping (plain
+    ASCII is ``"text"`` as it is; the json package costs ~2 ms of a start, #9)."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    import json
+
+    return json.dumps(text)

@@ -11,6 +11,7 @@ import string
 
 
 from envcheck.edge import check_image, comment_text, printable_line
+from envcheck.jsontypes import json_string
 from envcheck.render.common import comment_block, driver_line, template, title, version
 from envcheck.render.recipe import recipe_comment
 from envcheck.resolve.plan import Plan
@@ -296,16 +297,6 @@ def yaml_scalar(text: str) -> str:
             and ": " not in text and not text.endswith(":"):
         return text
     return json_string(text)
-
-
-def json_string(text: str) -> str:
-    """``text`` as a JSON string (a Dockerfile LABEL value, a YAML double-quoted scalar): ``json.dumps``,
-    which is imported only for text that needs escaping (plain ASCII is ``"text"`` as it is)."""
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'
-    import json
-
-    return json.dumps(text)
 
 
 def docker_env(key: str, value: str) -> str:

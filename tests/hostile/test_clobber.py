@@ -260,3 +260,27 @@ def test_a_forced_set_leaves_files_that_hold_their_new_text_alone(tmp_path):
     with pytest.raises(Exception, match="refusing to replace"):
         write_set(d, {"a.txt": "one\n", "c.txt": "one\n"}, force=True)
     assert (d / "c.txt").is_symlink()
+
+
+@pytest.mark.parametrize("names", [["requirements.txt", "Dockerfile"], ['a"b', "back\\slash", "é.txt", "tab\there",
+                                                                        os.fsdecode(b"\xff.txt")], []])
+def test_a_sets_journal_is_json_that_rolls_back_every_name(tmp_path, names):
+    """The journal a set's commit writes (its names, the rollback's list) is JSON: the bytes json.dump
+    writes, names that need escaping included (plain ones are written without the json package); a
+    rollback from it puts back every file it names."""
+    import json
+
+    from envcheck.fsutil import _rollback, _write_journal
+
+    txn = tmp_path / ".envcheck-txn-x"
+    (txn / "old").mkdir(parents=True)
+    (txn / "new").mkdir()
+    _write_journal(txn, names)
+    raw = (txn / "journal.json").read_text(encoding="utf-8")
+    assert raw == json.dumps({"names": names})
+    for n in names:  # each was moved in (its staged copy gone) over a file whose backup is in old/
+        (tmp_path / n).write_text("new\n")
+        (txn / "old" / n).write_text("old\n")
+    _rollback(tmp_path, txn)
+    assert not txn.exists()
+    assert all((tmp_path / n).read_text() == "old\n" for n in names)

@@ -107,6 +107,18 @@ def test_the_program_looks_up_no_argparse_translation(tmp_path):
 
 
 @pytest.mark.subprocess
+def test_planning_into_a_new_folder_imports_no_json(tmp_path):
+    """``plan -o NEWDIR`` writes its files as one set, with a journal (fsutil._write_journal) whose
+    plain names are written without the json package (its bytes are json.dump's: tests/plan)."""
+    modules_of(tmp_path, "plan", "--gpu", "RTX 4090", "-o", str(tmp_path / "warm"))  # the matrix cache
+    res = subprocess.run([sys.executable, "-c", PROBE, "plan", "--gpu", "RTX 4090", "-o", str(tmp_path / "new")],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert (tmp_path / "new" / "envcheck.lock.toml").is_file(), res.stderr
+    mods = set(res.stderr.rsplit("MODULES ", 1)[1].split())
+    assert "json" not in mods
+
+
+@pytest.mark.subprocess
 def test_probe_imports_no_dataclasses(tmp_path):
     """probe's records (request, result, context, finding, runner results) are @record: no
     dataclasses, inspect, ast or tokenize on its start."""
