@@ -210,10 +210,25 @@ def test_what_is_not_a_known_gpu_stays_unknown(cli, query):
     ("Intel(R) Arc(TM) 140V GPU (16GB)", "Intel Arc Graphics (Core Ultra Series 2 mobile, Lunar Lake)", "xpu-lnl"),
     ("Tesla V100 32GB", "NVIDIA V100", "sm_70"),  # once "v10032gb" lost the model's digits to the memory
     ("Radeon RX 580 Series", "AMD Radeon RX 580 (Ellesmere)", "gfx803"),  # rocminfo's Marketing Name (xuhuisheng/rocm-gfx803#19)
+    # a family name that tells no model apart (breaker4 F11): every RX 7900 is gfx1100 (matrices/gpus-amd.toml)
+    ("AMD Radeon RX 7900 Series", "AMD Radeon RX 7900 Series", "gfx1100"),
+    # new names from reports (cases.json round3): unslothai/unsloth#7290, Physical-Intelligence/openpi#1009
+    ("AMD Radeon(TM) 8065S Graphics", "AMD Radeon 8065S (Gorgon Halo)", "gfx1151"),
+    ("Intel Arc B70", "Intel Arc Pro B70", "xpu-battlemage"),
 ])
 def test_names_as_tools_print_them(matrix, query, name, arch):
     g = matrix.find_gpu(query)
     assert (g.name, g.arch) == (name, arch)
+
+
+@pytest.mark.parametrize("query, name", [
+    ("RX 7900 XTX Series", "AMD Radeon RX 7900 XTX"), ("7900xt", "AMD Radeon RX 7900 XT"),
+    ("Radeon RX 7900 GRE", "AMD Radeon RX 7900 GRE"), ("Radeon 8060S", "AMD Radeon 8060S (Strix Halo)"),
+])
+def test_a_family_row_never_answers_for_a_model_it_contains(matrix, query, name):
+    """The RX 7900 family row (no memory, one arch) and the 8065S row must not take the names of the models
+    next to them: each model keeps its own row (memory, WSL support are per model)."""
+    assert matrix.find_gpu(query).name == name
 
 
 def test_a_printed_gfx_target_stands_in_for_a_name_without_a_model(cli):
