@@ -198,9 +198,15 @@ def test_windows_7900xtx_names_amds_windows_route_with_its_source(cli):
     assert "rocm.docs.amd.com" in win[0] and "installrad/windows/install-pytorch.html" in win[0]
 
 
-def test_windows_rdna2_says_there_is_none(cli):
-    alts = cli(["plan", "--os", "windows", "--gpu", "RX 6700 XT", "--json"]).json()["alternatives"]
-    assert alts[0].startswith("no AMD PyTorch build serves the AMD Radeon RX 6700 XT (gfx1031) on Windows")
+def test_windows_rdna2_names_amds_rdna2_index_and_native_linux(cli):
+    """No wheel envcheck pins serves RDNA2 on Windows, but AMD's gfx103X-all index does (torch 2.9.1-2.11.0
+    +rocm7.13.0, unslothai/unsloth#7277): the plan names it — it once said no AMD build existed."""
+    r = cli(["plan", "--os", "windows", "--gpu", "RX 6700 XT", "--json"])
+    assert r.code == 1 and r.json()["status"] == "no_official_build"
+    win = [a for a in r.json()["alternatives"] if a.startswith("native Windows")]
+    assert win and "https://repo.amd.com/rocm/whl/gfx103X-all/" in win[0] and "+rocm7.13.0" in win[0]
+    assert "RX 6700 XT (gfx1031)" in win[0] and "--gpu gfx1031 --os linux" in win[0]
+    assert not any("rocm-rel-7.2.1" in a for a in r.json()["alternatives"])  # AMD's 7.2.1 wheels: RDNA3/4 only
 
 
 def test_strix_halo_plan_names_amds_index(cli):
