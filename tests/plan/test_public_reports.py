@@ -28,14 +28,23 @@ CASES_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "reports" / "
 CASES: List[Dict[str, Any]] = json.loads(CASES_FILE.read_text(encoding="utf-8"))["cases"]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c["id"])
+def _param(case: Dict[str, Any]) -> Any:
+    """A case envcheck is known to miss (`known_miss`: why, and whose change it waits for) is a strict xfail:
+    it stays recorded, and the day it passes the test fails until the mark is taken off."""
+    if case.get("known_miss"):
+        return pytest.param(case, id=case["id"], marks=pytest.mark.xfail(strict=True, reason=case["known_miss"]))
+    return pytest.param(case, id=case["id"])
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_envcheck_plans_the_reported_machine_right(case):
     assert misses(case) == [], (case["url"], case["argv"])
 
 
 def test_the_fixture_is_whole():
     """Every case names its report, the machine, what the thread found and a primary source."""
-    assert len(CASES) >= 40
+    assert len(CASES) >= 80
+    assert len([c for c in CASES if c.get("set") == "round3"]) >= 25
     assert len({c["id"] for c in CASES}) == len(CASES)
     assert len({c["url"] for c in CASES}) == len(CASES)
     for c in CASES:
@@ -100,10 +109,13 @@ def main() -> int:
         print(f"| {c['id']} | {report} | `{shlex.join(c['argv'])}` | {verdict} | {detail.replace('|', '/')} |")
     print()
     print(", ".join(f"{k}: {n}" for k, n in sorted(counts.items())), f"(of {len(CASES)})")
-    held = [c for c in CASES if c.get("set") == "held-out"]
-    if held:
+    for name in sorted({c["set"] for c in CASES if c.get("set")}):
+        held = [c for c in CASES if c.get("set") == name]
         right = sum(not misses(c) for c in held)
-        print(f"held out (collected after the fixes, scored before any change for them): right {right} of {len(held)}")
+        print(f"set {name} (collected after the earlier fixes, scored before any change for it): right {right} of {len(held)}")
+    known = [c["id"] for c in CASES if c.get("known_miss")]
+    if known:
+        print("known misses (strict xfail in the test):", ", ".join(known))
     return 0
 
 
