@@ -107,7 +107,7 @@ def test_the_program_looks_up_no_argparse_translation(tmp_path):
 
 
 @pytest.mark.subprocess
-def test_planning_into_a_new_folder_imports_no_json(tmp_path):
+def test_planning_into_a_new_folder_imports_no_json_nor_signal(tmp_path):
     """``plan -o NEWDIR`` writes its files as one set, with a journal (fsutil._write_journal) whose
     plain names are written without the json package (its bytes are json.dump's: tests/plan)."""
     modules_of(tmp_path, "plan", "--gpu", "RTX 4090", "-o", str(tmp_path / "warm"))  # the matrix cache
@@ -116,6 +116,8 @@ def test_planning_into_a_new_folder_imports_no_json(tmp_path):
     assert (tmp_path / "new" / "envcheck.lock.toml").is_file(), res.stderr
     mods = set(res.stderr.rsplit("MODULES ", 1)[1].split())
     assert "json" not in mods
+    # the commit's SIGTERM/SIGHUP handlers through the built-in _signal (signal wraps it in enums)
+    assert "signal" not in mods
 
 
 @pytest.mark.subprocess
@@ -133,6 +135,8 @@ def test_plan_json_imports_no_renderer(tmp_path):
     mods = modules_of(tmp_path, "plan", "--gpu", "V100", "--json")
     assert "envcheck.resolve" in mods  # it did plan
     assert not {m for m in mods if m.startswith("envcheck.render.")}
+    # nor tomli_w's datetime and math; --timeout's bound is a comparison (nan and inf fail it)
+    assert not mods & {"tomli_w", "datetime", "math"}
 
 
 def test_the_config_file_is_found_upward_without_parsing_unrelated_pyprojects(tmp_path):
