@@ -445,6 +445,25 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_staging(txn: Path) -> None:
+    """Before the journal of a set that replaces files the user had: the staged copies (``new/``) and
+    the backups (``old/``) are on disk. After a power cut the rollback reads a staged copy that is
+    gone as "moved in" and puts the backup back, else removes the target: were the journal on disk
+    and those entries not, it would remove a file the user had. (A set of new files needs neither:
+    any target found after a crash is one the set made. The journal's own fsync does not cover
+    them: a folder's fsync holds its own entries, not those of the folders inside it.)"""
+    _fsync_dir(txn / "new")
+    _fsync_dir(txn / "old")
+
+
 def _rollback(directory: Path, txn: Path) -> None:
     """Undo a transaction from its journal: every target back to what it was, then drop the folder.
 
@@ -599,6 +618,7 @@ def _commit(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: 
         return
     txn = Path(_mkdtemp(str(d), TXN_PREFIX))
     finished = False
+    replaces = False  # a target has a version the user had (backed up in old/)
     try:
         with _signals_raise():
             (txn / "new").mkdir()
@@ -611,12 +631,16 @@ def _commit(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: 
                 tmp = _temp_beside(txn / "new" / name, data, mode)
                 os.replace(tmp, txn / "new" / name)
                 if existing_kind(d / name) == "file":
+                    replaces = True
                     try:
                         os.link(d / name, txn / "old" / name)
                     except OSError:
                         import shutil
 
                         shutil.copy2(d / name, txn / "old" / name)
+                        _fsync_file(txn / "old" / name)
+            if replaces:
+                _fsync_staging(txn)
             _write_journal(txn, list(files))
             _fsync_dir(txn)
             for i, name in enumerate(files):

@@ -284,3 +284,25 @@ def test_a_sets_journal_is_json_that_rolls_back_every_name(tmp_path, names):
     _rollback(tmp_path, txn)
     assert not txn.exists()
     assert all((tmp_path / n).read_text() == "old\n" for n in names)
+
+
+def test_a_set_replacing_files_puts_staged_copies_and_backups_on_disk_before_its_journal(tmp_path, monkeypatch):
+    """After a power cut the rollback reads a staged copy that is gone as "moved in" and restores the
+    backup (or removes the target): so when a set replaces files the user had, the folders holding
+    the staged copies and the backups are flushed before the journal that names them; a set of new
+    files (any target after a crash is the set's own) skips those two flushes."""
+    from envcheck import fsutil
+
+    events = []
+    real_dir, real_journal = fsutil._fsync_dir, fsutil._write_journal
+    monkeypatch.setattr(fsutil, "_fsync_dir", lambda p: (events.append(("fsync", Path(p).name)), real_dir(p)))
+    monkeypatch.setattr(fsutil, "_write_journal", lambda t, n: (events.append(("journal", "")), real_journal(t, n)))
+    d = tmp_path / "out"
+    fsutil.write_set(d, {"a.txt": "one\n", "b.txt": "two\n"})
+    assert ("fsync", "new") not in events and ("fsync", "old") not in events
+    assert events.index(("journal", "")) < events.index(("fsync", "out"))
+    events.clear()
+    fsutil.write_set(d, {"a.txt": "ONE\n", "b.txt": "TWO\n"}, force=True)
+    journal = events.index(("journal", ""))
+    assert events.index(("fsync", "new")) < journal and events.index(("fsync", "old")) < journal, events
+    assert (d / "a.txt").read_text() == "ONE\n" and sorted(p.name for p in d.iterdir()) == ["a.txt", "b.txt"]
