@@ -437,12 +437,9 @@ def undo_on_failure(*folders: PathLike) -> Iterator[None]:
 
 
 def _fsync_dir(directory: Path) -> None:
+    """Flush a folder's entries, where the system can (not every one opens a folder to flush it)."""
     with contextlib.suppress(OSError, AttributeError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync_file(directory)
 
 
 def _fsync_file(path: Path) -> None:
