@@ -267,11 +267,14 @@ class Context:
         words = ["-m", "pip", "install"] + (["--force-reinstall"] if reinstall else []) + list(pins)
         return "`" + self.py_command(*words, *option_words(index_option)) + "`"
 
-    def earliest(self, res: Any, with_code: bool = False) -> Optional[Any]:
+    def earliest(self, res: Any, with_code: bool = False, cuda_floor: Optional[str] = None) -> Optional[Any]:
         """The oldest accepted candidate of a resolution (the first release that would work);
         ``with_code``: the oldest whose cubins run on the GPUs (the resolver's own arch fit: an
-        exact or same-major cubin, not PTX JIT)."""
+        exact or same-major cubin, not PTX JIT); ``cuda_floor``: only builds of that CUDA or newer
+        (a compiler the build ships — NVRTC, Triton's ptxas — must know the GPU, not only its cubins)."""
         acc = [c for c in res.accepted if c.fit.arch_fit < 2] if with_code else res.accepted
+        if cuda_floor:
+            acc = [c for c in acc if c.build.cuda and vkey(c.build.cuda) >= vkey(cuda_floor)]
         return min(acc, key=lambda c: vkey(c.release.version)) if acc else None
 
     def compile_min_torch(self, python: str) -> Optional[str]:

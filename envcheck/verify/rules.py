@@ -355,6 +355,18 @@ def driver_table(ctx: Context, res: Any) -> str:
 def arch_fix(ctx: Context) -> str:
     """The build ``plan`` picks for this machine (with the GPU named in the message: its ``sm``, or
     its compute capability as ``cc_major``/``cc_minor``)."""
+    return _arch_fix(ctx, compiler=False)
+
+
+@helper
+def compiler_arch_fix(ctx: Context) -> str:
+    """``arch_fix`` for a compiler a build carries (NVRTC, Triton's ptxas): the first release that
+    would do is the first whose CUDA targets the GPU (cuda.toml [[arch]] first_cuda), not the first
+    with a cubin for it (1.8.0+cu111 has sm_86 cubins for an RTX 4090, but its NVRTC is CUDA 11.1's)."""
+    return _arch_fix(ctx, compiler=True)
+
+
+def _arch_fix(ctx: Context, compiler: bool) -> str:
     cc = (ctx.groups.get("cc_major"), ctx.groups.get("cc_minor"))
     arch = _plausible_sm(ctx.groups.get("sm") or (sm_of(cc) if all(cc) else None))
     gpus = [_gpu_for_arch(ctx, arch)] if arch else ctx.gpus()
@@ -369,10 +381,16 @@ def arch_fix(ctx: Context) -> str:
                 f"`{ctx.command('envcheck', 'plan', '--gpu', gpus[0].name, '--explain')}` lists every candidate and why it fails.")
     from envcheck.resolve.rules import name_of
 
-    first = ctx.earliest(res, with_code=True)
+    floor = None
+    if compiler:
+        firsts = [row.first_cuda for g in gpus if g.vendor == "nvidia"
+                  for row in [ctx.matrix.nv_arch(g.arch)] if row is not None and row.first_cuda]
+        floor = max(firsts, key=vkey) if firsts else None
+    first = ctx.earliest(res, with_code=True, cuda_floor=floor)
     tail = ""
     if first is not None and first.release.version != plan.release.version:
-        tail = f" The first release with code for {names} that fits this machine is {name_of(first)}."
+        what = f"whose CUDA ({floor} or newer) compiles for {names}" if floor else f"with code for {names}"
+        tail = f" The first release {what} that fits this machine is {name_of(first)}."
     drv = plan.driver or {}
     need = ""
     if all(g.vendor == "nvidia" for g in gpus) and not ctx.nvidia_driver and not ctx.cuda_driver_max:
@@ -586,17 +604,23 @@ def cudnn_fix(ctx: Context) -> str:
     else:
         how = f"reinstall torch with its dependencies from the index it came from ({pkg} comes with it)"
     return (f"Install the cuDNN torch was built for: {how}; remove LD_LIBRARY_PATH entries that point at "
-            "another cuDNN; in conda, `conda install cudnn` for the environment's CUDA.")
+            "another cuDNN; in conda, `conda install cudnn` for the environment's CUDA. A library other than torch "
+            "that loads cuDNN itself (CTranslate2, onnxruntime) needs the cuDNN major it was built for (the `_8` / "
+            "`.so.8` in the name): that cuDNN's package (nvidia-cudnn-cu11/-cu12 for cuDNN 8/9) or archive, its "
+            "folder on LD_LIBRARY_PATH (Windows: PATH).")
 
 
 @helper
 def cuda_lib_fix(ctx: Context) -> str:
     again = _reinstall_same(ctx)
+    # a Jetson (JetPack) build links the system's CUDA, so it does not load on a machine without one (pytorch#86676)
+    jetson = (" A torch built for Jetson (JetPack) loads these from the system's CUDA, not from nvidia-* wheels: on a "
+              "Jetson install JetPack's CUDA; on another machine install the build `envcheck plan` picks for it.")
     if again:
         return (f"Reinstall torch with its dependencies (no --no-deps) from its index: "
-                f"{again}; unset LD_LIBRARY_PATH entries that point at a partial CUDA.")
+                f"{again}; unset LD_LIBRARY_PATH entries that point at a partial CUDA.{jetson}")
     return ("Reinstall torch with its dependencies (no --no-deps) from the index it came from; unset "
-            "LD_LIBRARY_PATH entries that point at a partial CUDA install.")
+            f"LD_LIBRARY_PATH entries that point at a partial CUDA install.{jetson}")
 
 
 def _pair_for(ctx: Context, pkg: str, version: str) -> Optional[str]:
@@ -662,8 +686,9 @@ def conflict_fix(ctx: Context) -> str:
 
 @helper
 def nvcc_arch_desc(ctx: Context) -> str:
-    """What the matrix knows of the architecture nvcc refused: its GPUs and the CUDA releases that target it."""
-    arch = ctx.groups.get("arch") or ""
+    """What the matrix knows of the architecture nvcc (or Triton's ptxas) refused: its GPUs and the CUDA
+    releases that target it."""
+    arch = ctx.groups.get("arch") or ctx.groups.get("sm") or ""
     digits = arch.split("_", 1)[-1]
     if not digits.isdigit():
         return (f"the architecture list handed to nvcc is garbled (`{arch}`): TORCH_CUDA_ARCH_LIST or the build's own "
@@ -1185,12 +1210,18 @@ def xpu_build_fix(ctx: Context) -> str:
     """The XPU build for an Intel GPU; else the device this machine really has (MPS, CUDA, ROCm)."""
     gpus = ctx.gpus()
     vendors = {g.vendor for g in gpus}
-    if "intel" in vendors or not gpus:
+    if "intel" in vendors:
         plan, _ = ctx.plan(backend="xpu")
         if plan is not None:
             return f"Install the XPU build: {ctx.install_command(plan)} ({plan.title})."
-        if "intel" in vendors:
-            return "No XPU build on record fits this machine: `envcheck plan --backend xpu --explain` says why."
+        return "No XPU build on record fits this machine: `envcheck plan --backend xpu --explain` says why."
+    if not gpus:  # the machine is not known: the XPU build only if it has an Intel GPU, else ask for the GPU
+        plan, _ = ctx.plan(backend="xpu")
+        xpu = f"install the XPU build: {ctx.install_command(plan)} ({plan.title})" if plan is not None else (
+            "`envcheck plan --backend xpu` picks the XPU build")
+        return (f"The build depends on the machine's GPU, which is not known here. With an Intel GPU, {xpu}. With "
+                "another GPU, the code must not ask for \"xpu\": name the GPU (`envcheck explain --gpu \"<your GPU>\" …`, "
+                "`envcheck plan --gpu \"<your GPU>\"`) for plan's build and the device to use.")
     if vendors & {"apple"}:
         return "This is a Mac: there is no XPU here; use `torch.device(\"mps\")` (the Apple GPU) instead of \"xpu\"."
     plan, _ = ctx.plan()
