@@ -26,6 +26,24 @@ def test_ubuntu_20_04_jetson_gets_a_jetpack_5_build_without_guessed_companions(m
     assert list(plan.pins) == ["torch"]  # NVIDIA's JetPack 5 folders carry torch only
 
 
+def test_jetpack_4_boards_get_nvidias_last_jetpack_4_wheel_and_only_on_its_python(matrix):
+    """cavedweller509/LMDeploy-Jetson#7 (cases.json P27): a Jetson Nano (JetPack 4.6, Python 3.6) got only
+    "build from source"; NVIDIA's JetPack 4.6.1 folder serves it torch 1.11.0a0 (cp36). The same wheel serves
+    the TX2 and a Xavier on JetPack 4; another Python, or an Orin (never JetPack 4), gets no Jetson build."""
+    for gpu, arch in (("Jetson Nano", "sm_53"), ("Jetson TX2", "sm_62"), ("Jetson Xavier NX", "sm_72")):
+        res = plan_for(matrix, gpus=[gpu], distro="ubuntu18.04")
+        c = res.chosen
+        assert c is not None and c.build.tegra and c.build.channel == "nvidia-jp/v461", (gpu, c)
+        assert matrix.jetpack_of_channel(c.build.channel).major == "4" and arch in c.build.sm
+        assert c.python == "3.6" and make_plan(res, matrix).pins["torch"] == "1.11.0a0+17540c5+nv22.01"
+    nano38 = plan_for(matrix, gpus=["Jetson Nano"], distro="ubuntu18.04", python="3.8")
+    assert nano38.chosen is None
+    jp4 = next(x for x in nano38.candidates if x.build.channel == "nvidia-jp/v461")
+    assert any(r.code == "python" for r in jp4.reasons), jp4.reasons
+    orin = plan_for(matrix, gpus=["Jetson AGX Orin"], distro="ubuntu18.04")
+    assert orin.chosen is None or orin.chosen.build.channel != "nvidia-jp/v461"
+
+
 def test_jetpack_from_probe_beats_the_distro(matrix):
     base = plan_for(matrix, gpus=["jetson orin"]).machine
     res = resolve(replace(base, jetpack="6.2"), Request(), matrix)
