@@ -195,6 +195,8 @@ def test_windows_7900xtx_names_amds_windows_route_with_its_source(cli):
     alts = r.json()["alternatives"]
     win = [a for a in alts if a.startswith("native Windows")]
     assert win and "repo.radeon.com/rocm/windows/rocm-rel-7.2.1" in win[0]
+    # the exact files, SDK wheels first (the copies of AMD's page agree on them; envcheck cannot pin the SDK yet)
+    assert win[0].index("rocm_sdk_core") < win[0].index("torch 2.9.1+rocm7.2.1") and "(cp312)" in win[0]
     assert "rocm.docs.amd.com" in win[0] and "installrad/windows/install-pytorch.html" in win[0]
 
 
