@@ -70,3 +70,11 @@ def test_cudnn_loader_naming_libcuda_is_the_driver_not_cudnn(cli):
     assert [f["rule"] for f in both] == ["libcuda-missing"]
     alone = findings(cli, "Error: Could not load library libcudnn_cnn_infer.so.8")
     assert [f["rule"] for f in alone] == ["libcudnn-missing"]
+
+
+def test_a_foreign_mkl_is_named_with_the_symbol_it_lacks(cli):
+    """pytorch#7758: an /opt/intel MKL on LD_LIBRARY_PATH shadows the environment's own (round M)."""
+    f = finding(cli, "ImportError: /opt/intel/compilers_and_libraries_2018.1.163/linux/mkl/lib/intel64_lin/"
+                     "libmkl_gf_lp64.so: undefined symbol: mkl_lapack_ao_zgetrf")
+    assert f["rule"] == "mkl-symbol-mismatch"
+    assert "mkl_lapack_ao_zgetrf" in f["cause"] and "LD_LIBRARY_PATH" in f["fix"], f
