@@ -112,7 +112,8 @@ def main() -> int:
     for name in sorted({c["set"] for c in CASES if c.get("set")}):
         held = [c for c in CASES if c.get("set") == name]
         right = sum(not misses(c) for c in held)
-        print(f"set {name} (collected after the earlier fixes, scored before any change for it): right {right} of {len(held)}")
+        print(f"set {name} (held out when collected; its score before the fixes it led to is in the notes): "
+              f"right now {right} of {len(held)}")
     known = [c["id"] for c in CASES if c.get("known_miss")]
     if known:
         print("known misses (strict xfail in the test):", ", ".join(known))
