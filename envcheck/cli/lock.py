@@ -13,6 +13,9 @@ from envcheck.cli.flags import add_json, add_matrices
 HELP = COMMAND_HELP["lock"]
 
 EPILOG = """\
+Prints one line per lock on stdout (--json: a document); warnings and the count of broken locks go
+to stderr.
+
 exit codes: 0 every lock still resolves (an outdated one is a warning; --strict fails on it) ·
 1 a lock no longer resolves · 2 not a lock file
 
@@ -36,7 +39,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from envcheck.app.matrix import check_locks
     from envcheck.ci import annotate
-    from envcheck.cli.conventions import note, warn
+    from envcheck.cli.conventions import warn
 
     checked = check_locks(args.files, args.matrices)
     results = checked.results
@@ -50,9 +53,10 @@ def run(args: argparse.Namespace) -> int:
         json.dump(checked.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return code
-    for r in results:
-        if r.status == "broken":
-            sys.stderr.write(f"envcheck: {r.message}\n")
-        elif r.status == "ok":
-            note(args, r.message, level=0)
+    for r in results:  # the result of each lock is the command's output: stdout (newcomer4 #11)
+        sys.stdout.write(f"{r.message}\n")
+    broken = sum(r.status == "broken" for r in results)
+    if broken:
+        sys.stderr.write(f"envcheck: {broken} of {len(results)} lock{'s' if len(results) > 1 else ''} "
+                         f"no longer resolve{'s' if broken == 1 else ''}\n")
     return code

@@ -215,6 +215,10 @@ class Matrix:
         return self._rows("blas_gap")
 
     @cached_property
+    def kernel_drivers(self) -> List[m.KernelDriver]:
+        return self._rows("kernel_driver")
+
+    @cached_property
     def jetpacks(self) -> List[m.JetpackGen]:
         return self._rows("jetpack")
 

@@ -213,6 +213,16 @@ class BlasGap(Sourced):
 
 
 @record(frozen=True)
+class KernelDriver(Sourced):
+    """The ROCm user space AMD tests on one line of its amdgpu kernel-mode driver (KMD): a native ROCm
+    wheel bundles its ROCm's user space, and the host's kernel driver must be one AMD lists for it."""
+
+    rocm: str = ""
+    amdgpu: str = ""
+    user_space: Tuple[str, ...] = ()
+
+
+@record(frozen=True)
 class CudnnFloor(Sourced):
     """The oldest NVIDIA architecture a cuDNN release supports, for the CUDA majors it is built for: a CUDA
     wheel bundling cuDNN ≥ ``cudnn_min`` for CUDA ``cuda`` has no cuDNN code for GPUs older than ``sm_min``
@@ -255,6 +265,7 @@ class RecipeRow(Sourced):
     url: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
     when: Mapping[str, object] = field(default_factory=dict)
+    apt: Tuple[str, ...] = ()
 
 
 @record(frozen=True)

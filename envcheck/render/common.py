@@ -37,9 +37,10 @@ def driver_line(plan: Plan) -> str:
         last = d["last_branch"]
         return (f"needs an NVIDIA {side} driver ≥ {floor} on the R{last} branch ({last}.xx, the last that "
                 f"drives this GPU): minor-version compatibility only (full support needs ≥ {full})")
-    if not full:
-        return (f"needs an NVIDIA {side} driver ≥ {floor} (the CUDA minor-version-compatibility floor; "
-                "NVIDIA lists no toolkit driver for it)")
+    if not full:  # cuda.toml has no driver for this exact toolkit on this side: the CUDA major's floor
+        major = (plan.build.cuda or "").split(".")[0]
+        return (f"needs an NVIDIA {side} driver ≥ {floor} (the oldest {side} driver for CUDA {major}.x; "
+                "NVIDIA names none for this exact toolkit)")
     tail = f" (≥ {floor} under minor-version compatibility)" if floor and floor != full else ""
     return f"needs an NVIDIA {side} driver ≥ {full}{tail}"
 
@@ -52,7 +53,8 @@ _NOISE = {"os", "arch", "backend", "torch"}
 def rejected_summary(plan: Plan, limit: int = 8) -> List[str]:
     """One line per rejected build (Pythons folded) of releases at least as new as the chosen one.
 
-    Builds rejected only for being made for another platform or GPU vendor are left out.
+    Builds made for another platform or GPU vendor (or not the --torch asked) are left out, whatever else
+    also rejects them: a ROCm-on-WSL reason is noise on an NVIDIA machine (newcomer4 #10).
     Returns lines like ``torch 2.12.0+cu130: [driver] Linux driver 570.124.06 is too old …``.
     """
     floor = vkey(plan.release.version)
@@ -63,7 +65,7 @@ def rejected_summary(plan: Plan, limit: int = 8) -> List[str]:
         if c.accepted or c.release.version not in recent:
             continue
         key = f"{c.release.version}|{c.build.variant}|{c.build.channel}"
-        if key not in seen and any(r.code not in _NOISE for r in c.reasons):
+        if key not in seen and c.reasons and not any(r.code in _NOISE for r in c.reasons):
             seen[key] = c
     lines = []
     for c in list(seen.values())[:limit]:

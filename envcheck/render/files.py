@@ -18,7 +18,7 @@ from envcheck.resolve.plan import Plan
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import List, Optional
+    from typing import Any, List, Optional, Sequence
 
 
 def _index_lines(plan: Plan, style: str) -> List[str]:
@@ -103,6 +103,13 @@ def _conda_dependencies(plan: Plan) -> List[str]:
     return [f"  - {yaml_scalar(d)}" for d in deps] + ["  - pip:"] + pip
 
 
+def _index_host(plan: Plan) -> str:
+    """``download.pytorch.org`` / ``repo.radeon.com`` / ``pypi.org``: where the plan's torch comes from."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(plan.index_url).hostname or plan.index_url or "PyPI"
+
+
 def conda_notes(plan: Plan, prefix: str = "# ") -> List[str]:
     """Why this conda route: conda-forge's own build (and how it differs from the pip plan), or why
     pip runs inside the environment; and the specs named beside it (``[[conda_select]]``)."""
@@ -112,7 +119,7 @@ def conda_notes(plan: Plan, prefix: str = "# ") -> List[str]:
             ] if plan.conda_select else []
     if choice is None:
         return [f"{prefix}pip inside conda: {plan.conda_reason or 'conda-forge has no build for it'}; torch "
-                f"{plan.pins['torch']} comes from the PyTorch index (the pip plan)"] + also
+                f"{plan.pins['torch']} comes from the pip plan's index ({_index_host(plan)})"] + also
     row = choice.row
     src = row.source[-1] if row.source else ""
     out = [f"{prefix}conda-forge pytorch {choice.torch}" + (f" with cuda-version {choice.cuda_version}"
@@ -269,13 +276,23 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None, host: Option
         post_install="\n".join(post),
         python=python,
         about=comment_text(img.says),
-        apt=" ".join(shlex.quote(p) for p in img.apt),
+        apt=" ".join(shlex.quote(p) for p in _image_apt(img.apt, plan.recipe)),
         uv_image=check_image(img.uv_image, "uv image") if img.uv_image else "",
         labels=" \\\n      ".join(f"{k}={json_string(v)}" for k, v in labels.items()),
     )
     while "\n\n\n" in text:  # the blank lines of empty placeholders: at most one in a row
         text = text.replace("\n\n\n", "\n\n")
     return text
+
+
+def _image_apt(base: Sequence[str], recipe: Sequence[Any]) -> List[str]:
+    """The image's apt packages: its base row's (docker.toml) and those of the recipe's system steps that
+    run in the container (recipe.toml ``apt``), each once — the recipe is the one source of a step's packages."""
+    out = list(base)
+    for s in recipe:
+        if s.kind == "system" and s.container and s.runs_in == "linux":
+            out += [p for p in s.apt if p not in out]
+    return out
 
 
 #: the characters a conda environment name keeps (any other becomes ``-``); a Docker tag also keeps ``:/``

@@ -434,17 +434,12 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
             last = chosen.fit.driver_last_branch
             out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {floor} on the R{last} "
                        f"branch ({last}.xx); `nvidia-smi` shows yours (--driver to check it)")
-        elif full:
-            out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {full}"
-                       + (f" (≥ {floor} under minor-version compatibility)" if floor and floor != full else "")
+        elif full or floor:  # no toolkit driver on record for this side: the CUDA major's floor
+            out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {full or floor}"
+                       + (f" (≥ {floor} under minor-version compatibility)" if full and floor and floor != full else "")
                        + "; `nvidia-smi` shows yours (--driver to check it)")
     if chosen.build.backend == "rocm" and chosen.build.rocm and not chosen.build.wsl:
-        # the wheels bundle ROCm's user space; the kernel driver is the host's, and nothing here compares it
-        have = (f"the amdgpu driver {m.amd_linux_driver} found is not compared with it"
-                if m.amd_linux_driver else "AMD kernel driver not given")
-        out.append(f"{have}: {name_of(chosen)} needs the amdgpu kernel driver of ROCm {chosen.build.rocm} or newer "
-                   "(AMD's ROCm compatibility matrix; `cat /sys/module/amdgpu/version` or `amd-smi version` shows "
-                   "yours) — on an older one, --backend rocmX.Y plans a build for that ROCm")
+        out.append(_amd_kernel_driver_assumption(chosen, ctx))
     rel = chosen.fit.wsl_release
     if rel is not None and rel.adrenalin_min and not m.amd_driver:
         given = m.how.get("amd_driver")  # a driver-store number (32.0.x) is not the Adrenalin release
@@ -474,3 +469,24 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
             out.append("macOS version not given: the wheel needs macOS ≥ " + (floor or "?")
                        + (f"; MPS (the Apple GPU) needs macOS ≥ {mps}" if mps else "") + " (--macos to check)")
     return out
+
+
+def _amd_kernel_driver_assumption(chosen: Candidate, ctx: Context) -> str:
+    """A native ROCm wheel bundles its ROCm's user space; the kernel driver is the host's, and nothing here
+    compares it: name the kernel drivers AMD tests that user space on (matrices/rocm-libs.toml [[kernel_driver]])."""
+    m = ctx.machine
+    rocm = ".".join((chosen.build.rocm or "").split(".")[:2])
+    have = (f"the amdgpu driver {m.amd_linux_driver} found is not compared with it" if m.amd_linux_driver
+            else "AMD kernel driver not given")
+    rows = sorted((k for k in ctx.matrix.kernel_drivers if rocm in k.user_space), key=lambda k: vkey(k.rocm))
+    if rows:
+        drivers = ", ".join(f"ROCm {k.rocm}" + (f" (amdgpu {k.amdgpu}.x)" if k.amdgpu else "") for k in rows)
+        need = f"a host amdgpu kernel driver AMD tests ROCm {rocm} user space on (on record: those of {drivers})"
+    else:
+        known = sorted({v for k in ctx.matrix.kernel_drivers for v in k.user_space}, key=vkey)
+        need = (f"a host amdgpu kernel driver for ROCm {rocm} user space, which AMD's kernel/user-space support "
+                f"matrix on record does not list (it covers ROCm {known[0]}–{known[-1]}): the one AMD ships with "
+                f"ROCm {rocm} is the safe choice" if known else f"the amdgpu kernel driver of ROCm {rocm}")
+    return (f"{have}: {name_of(chosen)} needs {need}; `cat /sys/module/amdgpu/version` or `amd-smi version` shows "
+            "yours — on an older one, --backend rocmX.Y plans a build for that ROCm")
+

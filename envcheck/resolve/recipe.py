@@ -39,6 +39,7 @@ class RecipeStep:
         url: the page to download from / read.
         env: environment variables torch needs set at run time.
         container: also a step of a Dockerfile (``False``: the host does it).
+        apt: the Debian/Ubuntu packages the step installs: a Dockerfile installs them in its image.
     """
 
     kind: str
@@ -53,6 +54,7 @@ class RecipeStep:
     url: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
     container: bool = True
+    apt: Tuple[str, ...] = ()
     source: Tuple[str, ...] = ()
     confidence: str = "official"
 
@@ -207,7 +209,8 @@ def _from_row(row: RecipeRow, plan: Plan, values: Mapping[str, str]) -> RecipeSt
         kind=row.kind, key=row.key, title=_fill(row.title, values), runs_in=runs_in, shell=row.shell,
         root=row.root, commands=_fill(row.commands, values), check=_fill(row.check, values),
         skip_if=_fill(row.skip_if, values), url=row.url, env=dict(row.env),
-        container=bool(row.when.get("container", True)), source=tuple(row.source), confidence=row.confidence,
+        container=bool(row.when.get("container", True)), apt=tuple(row.apt), source=tuple(row.source),
+        confidence=row.confidence,
     )
 
 

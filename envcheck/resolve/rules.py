@@ -91,6 +91,9 @@ def name_of(c: Candidate) -> str:
         return f"torch {c.release.version} (the {'/'.join(oses)} wheel on PyPI)"
     if not c.build.local_label:
         return f"torch {c.release.version} ({c.build.variant}, {c.build.channel})"
+    pin = c.build.pins.get("torch", "")
+    if pin.startswith(f"{c.release.version}+"):  # the file's own label (AMD's +rocm7.2.1.lw.git…): as every pin says
+        return f"torch {pin}"
     return f"torch {c.release.version}+{c.build.variant}"
 
 

@@ -16,7 +16,7 @@ from envcheck.jsontypes import JSONObject
 from envcheck.machine.model import Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import vkey
-from envcheck.verify.context import Context, short_list, site_of
+from envcheck.verify.context import Context, option_words, short_list, site_of
 from envcheck.lock import Lock
 from envcheck.verify.checks import BY_NAME, CHECKS
 from envcheck.verify.facts import Facts, public_version
@@ -466,17 +466,40 @@ class _Judge:
                                  [p for p in lock.requirements if not p.startswith("torch==")], lock.index_option,
                                  False) + ".")
             return Check("lock", "pass", detail=detail)
-        if len(missing) == len(diffs):  # only packages the lock pins are missing: install them, from its pins
-            wanted = [p for p in lock.pins if p.split("==", 1)[0] in missing]
+        absent = set(missing) | {pkg for _, fatal, pkg in found if not fatal and pkg}
+        if len(missing) == len(diffs):  # only packages the lock names are missing: install them, from its lines
+            wanted = [p for p in lock.requirements if _requirement_name(p) in absent]
             return Check("lock", "fail", detail=f"differs from {lock.path}: " + "; ".join(diffs + notes),
                          fix=f"Install what the lock pins: {self.ctx.pip_command(wanted, lock.index_option, False)}.")
-        diffs += notes
-        fix = (f"Reinstall what the lock pins: {self.ctx.pip_command(lock.requirements, lock.index_option)} "
-               f"(or `{self.ctx.py_command('-m', 'pip', 'install', '--force-reinstall', '-r', 'requirements.txt')}` "
-               "from the same plan)")
-        if any(d.startswith("python") for d in diffs):
-            fix += f"; the lock is for Python {lock.expect.get('python')}: install into an interpreter of that version"
-        return Check("lock", "fail", detail=f"differs from {lock.path}: " + "; ".join(diffs), fix=fix + ".")
+        return Check("lock", "fail", detail=f"differs from {lock.path}: " + "; ".join(diffs + notes),
+                     fix=self._reinstall_fix(lock, any(d.startswith("python:") for d in diffs)))
+
+    def _reinstall_fix(self, lock: Lock, other_python: bool) -> str:
+        """The fix of an environment that is not the lock's, in the order a person does it: another
+        machine's lock first (plan for this one), then the lock's Python, the install, its post-install steps."""
+        ctx, exp = self.ctx, lock.expect
+        parts = []
+        elsewhere = _lock_machine_differs(ctx, lock)
+        if elsewhere:
+            parts.append(f"This lock is for another machine ({elsewhere}): its wheels and steps are that machine's — "
+                         "plan for this one (`envcheck plan` here) and verify against that lock; on the lock's machine:")
+        if other_python:
+            py = exp.get("python")
+            parts.append(f"make an environment with Python {py} (the lock's wheels are for {py}; this interpreter is "
+                         f"{ctx.python}), then, with that environment's python:")
+        if other_python or elsewhere:  # not this interpreter: the lock's own lines, for the python of that place
+            parts.append("`" + ctx.command("python", "-m", "pip", "install", *lock.requirements,
+                                           *option_words(lock.index_option)) + "`")
+        else:
+            parts.append(f"reinstall what the lock pins: {ctx.pip_command(lock.requirements, lock.index_option)} "
+                         f"(or `{ctx.py_command('-m', 'pip', 'install', '--force-reinstall', '-r', 'requirements.txt')}` "
+                         "from the same plan)")
+        if exp.post_install:
+            parts[-1] += ";"
+            parts.append(f"then the lock's post-install steps, in order: {', '.join(exp.post_install)} (their commands "
+                         "are the lock's [[post_install]] shell; the plan's install.sh runs them)")
+        text = " ".join(parts)
+        return text[0].upper() + text[1:] + "."
 
     def check_allocation(self) -> Check:
         rows = self.facts.probe_data("allocation").get("devices") or []
@@ -665,10 +688,36 @@ def lock_differences(ctx: Context, lock: Lock) -> List[Tuple[str, bool, Optional
         have = str(dists[0].get("version") or "") if dists else ""
         if not have:
             out.append((f"numpy: lock {exp['numpy']}, not installed (torch warns at import; .numpy()/from_numpy fail)",
-                        False, None))
+                        False, "numpy"))
         elif satisfies(have, str(exp["numpy"])) is False:  # a torch built against NumPy 1 cannot use NumPy 2
             out.append((f"numpy: lock {exp['numpy']}, installed {have}", True, None))
     return out
+
+
+def _requirement_name(line: str) -> str:
+    """``torch==2.13.0+cpu`` → ``torch``; ``numpy<2`` → ``numpy`` (a line packaging cannot read: ``""``)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(line).name
+    except InvalidRequirement:
+        return ""
+
+
+def _lock_machine_differs(ctx: Context, lock: Lock) -> str:
+    """``"Linux x86_64 (WSL2); this one: Linux x86_64"`` when the collected facts show another OS, CPU or
+    WSL than the machine the lock was planned for; ``""`` when they match or are not known."""
+    theirs, f = lock.machine, ctx.facts
+    if theirs is None or not f.os:
+        return ""
+    here = ctx.here
+    differs = (here.os != theirs.os or here.arch != theirs.arch
+               or (f.wsl is not None and here.wsl != theirs.wsl))
+    return f"{_where(theirs)}; this one: {_where(here)}" if differs else ""
+
+
+def _where(m: Machine) -> str:
+    return m.describe().split(", ", 1)[0]
 
 
 def _build_summary(version: Optional[str], b: Dict[str, Any]) -> str:

@@ -272,6 +272,14 @@ def torch_desc(ctx: Context) -> str:
 
 
 @helper
+def openblas_install(ctx: Context) -> str:
+    """The install command of recipe.toml's jetson-openblas step, which a Jetson plan carries (one source
+    for plan, its Dockerfile and this fix: newcomer4 #5)."""
+    row = next((r for r in ctx.matrix.recipe if r.key == "jetson-openblas"), None)
+    return f"`{row.commands.strip()}`" if row is not None else "your distribution's OpenBLAS package"
+
+
+@helper
 def arch_list(ctx: Context) -> str:
     arch = ctx.facts.build.get("arch_list")
     if arch:
@@ -389,8 +397,11 @@ def _arch_fix(ctx: Context, compiler: bool) -> str:
     first = ctx.earliest(res, with_code=True, cuda_floor=floor)
     tail = ""
     if first is not None and first.release.version != plan.release.version:
+        # a lower bound for someone held to an older torch, not a second answer (newcomer4 #10: "the first
+        # release … is torch 1.8.0" read as if 1.8.0 were needed, and it has no wheel for today's Pythons)
         what = f"whose CUDA ({floor} or newer) compiles for {names}" if floor else f"with code for {names}"
-        tail = f" The first release {what} that fits this machine is {name_of(first)}."
+        tail = (f" Held to an older torch? The first release {what} is {name_of(first)}"
+                + ("" if ctx.python else " (for the Pythons it has wheels for)") + "; an older one is not.")
     drv = plan.driver or {}
     need = ""
     if all(g.vendor == "nvidia" for g in gpus) and not ctx.nvidia_driver and not ctx.cuda_driver_max:

@@ -94,4 +94,4 @@ def test_explain_names_a_first_release_that_really_carries_the_arch():
                  "current PyTorch installation."])
     assert "cu118" not in r.out and "1.8.0" not in r.out, r.out
     # torch 2.7.0 is the first release with sm_120 cubins (its cu128 build; pytorch/pytorch#149845)
-    assert "The first release with code for sm_120 that fits this machine is torch 2.7.0+cu128" in r.out, r.out
+    assert "The first release with code for sm_120 is torch 2.7.0+cu128" in r.out, r.out

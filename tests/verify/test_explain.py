@@ -11,7 +11,7 @@ MESSAGES = [
     # (pasted text, rule, words in the cause, words in the fix)
     ("UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current "
      "PyTorch installation.", "arch-not-compatible", ["sm_120", "NVIDIA GeForce RTX 5090"],
-     ["`envcheck plan` picks for this machine, which carries sm_120", "The first release with code for sm_120 that fits this machine is "
+     ["`envcheck plan` picks for this machine, which carries sm_120", "The first release with code for sm_120 is "
       "torch 2.7.0+cu128"]),
     ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).", "driver-too-old",
      ["supports CUDA up to 11.4", "found version 11040"], ["Upgrade the NVIDIA driver", "+cu118", "CUDA ≤ 11.4"]),
