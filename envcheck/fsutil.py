@@ -366,6 +366,33 @@ def _signals_raise() -> Iterator[None]:
                 signal.signal(sig, h)
 
 
+def write_file_interruptible(path: PathLike, data: bytes, flag: str) -> Path:
+    """:func:`write_file` (``force``) with SIGTERM and SIGHUP raising while it runs (SIGINT already
+    does), so its own cleanup removes the temporary file: for files written on the side (the matrix
+    cache), where an interrupted run must leave nothing behind (breaker4: a cache temp file was left)."""
+    with _signals_raise():
+        return write_file(path, data, force=True, flag=flag)
+
+
+def sweep_temp_files(folder: PathLike, older_than_s: float) -> None:
+    """Remove envcheck's temporary files (``.NAME.envcheck-XXXXXXXX.tmp``) in ``folder`` older than
+    ``older_than_s``: what a process killed outright (SIGKILL, power loss) left; a writer's own is younger."""
+    import time
+
+    limit = time.time() - older_than_s
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(".") and TMP_MARK in name and name.endswith(".tmp"):
+            p = os.path.join(folder, name)
+            with contextlib.suppress(OSError):
+                st = os.lstat(p)
+                if stat.S_ISREG(st.st_mode) and st.st_mtime < limit:
+                    os.unlink(p)
+
+
 def _first_missing(path: Path) -> Optional[Path]:
     """The topmost folder on the way to ``path`` that does not exist yet (``path`` itself when only
     it is missing); ``None`` when ``path`` exists."""

@@ -27,7 +27,7 @@ from types import MappingProxyType
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 __all__ = ["record", "field", "fields", "replace", "asdict", "is_record"]
 
@@ -148,8 +148,24 @@ def _as_field(f: Any) -> Field:
     return own
 
 
+def _frozen_bases(cls: type) -> List[bool]:
+    """Whether each record or dataclass base of ``cls`` is frozen (``[]``: none is either)."""
+    out = []
+    for base in cls.__mro__[1:]:
+        if "__record_fields__" in base.__dict__:
+            out.append(bool(base.__dict__.get("__record_frozen__")))
+        elif isinstance(base.__dict__.get("__dataclass_fields__"), dict):
+            out.append(bool(base.__dict__["__dataclass_params__"].frozen))
+    return out
+
+
 def _record(frozen: bool) -> Callable[[type], type]:
     def wrap(cls: type) -> type:
+        bases = _frozen_bases(cls)  # dataclass's rule: frozen and non-frozen classes never inherit each other
+        if bases and any(bases) and not frozen:
+            raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
+        if bases and not any(bases) and frozen:
+            raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
         every = _collect(cls)
         names = tuple(n for n, f in every.items() if f.init)
         known = frozenset(names)
@@ -213,6 +229,7 @@ def _record(frozen: bool) -> Callable[[type], type]:
             setattr(cls, name, fn)
         setattr(cls, "__match_args__", names)  # noqa: B010 (a class attribute mypy would refuse)
         setattr(cls, "__record_fields__", every)  # noqa: B010
+        setattr(cls, "__record_frozen__", frozen)  # noqa: B010
         # dataclasses' view of the class, made when something asks (dataclasses.fields, replace…)
         for name, make in (("__dataclass_fields__", _dataclass_fields), ("__dataclass_params__", _dataclass_params)):
             setattr(cls, name, _Lazy(cls, name, make))
@@ -253,11 +270,13 @@ def _dataclass_fields(cls: type) -> Dict[str, Any]:
 
 
 def _dataclass_params(cls: type) -> Any:
-    """``cls.__dataclass_params__``: those of ``@dataclass(init=False, repr=False, eq=False)`` (the
-    methods are the record's own; not frozen to dataclasses, so a dataclass may subclass a record)."""
+    """``cls.__dataclass_params__``: those of ``@dataclass(init=False, repr=False, eq=False, frozen=…)`` (the
+    methods are the record's own; frozen as the record is, so a dataclass subclassing a record is held to
+    dataclass's frozen rule: a frozen record takes a frozen dataclass, a plain one a plain one)."""
     import dataclasses
 
-    probe: Any = dataclasses.dataclass(init=False, repr=False, eq=False)(type("_", (), {}))
+    frozen = bool(cls.__dict__.get("__record_frozen__"))
+    probe: Any = dataclasses.dataclass(init=False, repr=False, eq=False, frozen=frozen)(type("_", (), {}))
     return probe.__dataclass_params__
 
 

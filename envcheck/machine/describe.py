@@ -76,11 +76,27 @@ def gpu_from_arch(text: str) -> Optional[GpuDevice]:
     if mt:
         sm = "sm_" + "".join(mt.groups())
         return GpuDevice(vendor="nvidia", name=f"NVIDIA GPU ({sm})", arch=sm)
-    mt = re.fullmatch(r"(?:amdgcn-amd-amdhsa--)?(gfx[0-9a-f]{3,4})(?::[a-z]+[+-])*", t)  # rocminfo's ISA name too
+    mt = re.fullmatch(r"(?:amdgcn-amd-amdhsa--)?(gfx[0-9a-f]{3,4})((?::[a-z]+[+-])*)", t)  # rocminfo's ISA name too
     if mt:
+        features = [f[:-1] for f in mt.group(2).split(":") if f]
+        twice = next((f for f in features if features.count(f) > 1), None)
+        if twice:  # LLVM's target ID names each feature at most once (AMDGPUUsage "Target ID")
+            raise UsageError(f"--gpu {text!r}: the target feature {twice} is given {features.count(twice)} times; "
+                             "a target names each of its features (xnack, sramecc) once, with + or -")
         t = mt.group(1)
         return GpuDevice(vendor="amd", name=f"AMD GPU ({t})", arch=t)
     return None
+
+
+def _known_arch(matrix: Matrix, gpu: GpuDevice, raw: str) -> GpuDevice:
+    """``gpu`` (from an architecture alone) when the data names that architecture, else an unknown GPU
+    (breaker4 F11: ``--gpu gfx9999`` planned for "AMD GPU (gfx9999)" and said no build serves it)."""
+    known = matrix.known_archs(gpu.vendor)
+    if gpu.arch in known:
+        return gpu
+    import difflib
+
+    raise UnknownGpuError(raw, difflib.get_close_matches(gpu.arch, known, n=5, cutoff=0.6))
 
 
 def named_gpus(matrix: Matrix, names: Sequence[str]) -> List[GpuDevice]:
@@ -93,12 +109,18 @@ def named_gpus(matrix: Matrix, names: Sequence[str]) -> List[GpuDevice]:
     for raw in names:
         text, count = split_count(raw)
         arch_only = gpu_from_arch(text)
-        if arch_only is None and printed_target(text):  # "AMD Radeon Graphics (gfx906:sramecc+:xnack-)":
+        target = printed_target(text) if arch_only is None else None
+        if target:  # "AMD Radeon Graphics (gfx906:sramecc+:xnack-)":
             try:  # the name first; when it names no model, the gfx target collect_env printed
-                matrix.find_gpu(text)
+                named = matrix.find_gpu(text)
             except UnknownGpuError:
-                arch_only = gpu_from_arch(printed_target(text) or "")
+                arch_only = gpu_from_arch(target)
+            else:
+                if named.arch != target:
+                    raise UsageError(f"--gpu {raw!r}: the name is the {named.name} ({named.arch}), but the target "
+                                     f"in parentheses is {target}: give the one the machine has")
         if arch_only is not None:
+            arch_only = _known_arch(matrix, arch_only, text)
             out += [GpuDevice(**{**arch_only.__dict__, "how": f"--gpu {raw!r}"}) for _ in range(count)]
             continue
         g = matrix.find_gpu(text)

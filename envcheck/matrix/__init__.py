@@ -524,6 +524,16 @@ class Matrix:
     def gpus_with_arch(self, arch: str) -> List[m.Gpu]:
         return [g for g in self.gpus if g.arch == arch]
 
+    def known_archs(self, vendor: str) -> List[str]:
+        """Every architecture the data names for ``vendor`` (``nvidia``: cuda.toml's [[arch]] rows and the
+        GPU rows; ``amd``: the GPU rows, gpu-chips.toml's LLVM targets and the builds' gfx lists)."""
+        if vendor == "nvidia":
+            found = set(self.archs) | {g.arch for g in self.gpus if g.vendor == "nvidia"}
+        else:
+            found = ({g.arch for g in self.gpus if g.vendor == vendor} | {c.arch for c in self.chips if c.vendor == vendor}
+                     | {x for b in self.builds for x in b.gfx})
+        return sorted(a for a in found if a)
+
     # -- ROCm on WSL ------------------------------------------------------------------------
     def rocm_wsl_release(self, rocm: str) -> Optional[m.RocmWslRelease]:
         """The ROCm-on-WSL row for ROCm ``rocm`` (exact, else same major.minor)."""
@@ -580,6 +590,8 @@ def _cache_dir() -> Optional[Path]:
 _Files = Mapping[str, Mapping[str, list]]
 
 
+#: a cache temporary file this old is a killed writer's (a live one exists for milliseconds)
+_CACHE_TMP_STALE_S = 60.0
 _CACHE_KEEP = 16  # parsed matrices and single files kept (at most a few hundred KiB each); the oldest go first
 
 
@@ -720,12 +732,13 @@ def _store(path: Path, key: str, files: _Files, derived: Dict[str, object]) -> N
     import marshal
     import zlib
 
-    from envcheck.fsutil import write_file
+    from envcheck.fsutil import sweep_temp_files, write_file_interruptible
 
     try:
         payload = marshal.dumps((key, _plain(files), derived))
-        write_file(path, zlib.crc32(payload).to_bytes(4, "big") + payload, force=True, flag="cache")
+        write_file_interruptible(path, zlib.crc32(payload).to_bytes(4, "big") + payload, flag="cache")
         _prune(path.parent, keep=_CACHE_KEEP)
+        sweep_temp_files(path.parent, older_than_s=_CACHE_TMP_STALE_S)
     except (OSError, UsageError):
         pass
 

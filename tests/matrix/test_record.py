@@ -197,3 +197,35 @@ def test_class_body_rules_as_dataclass():
         items: List[int] = rfield(default_factory=list)
 
     assert not hasattr(Factory, "items") and Factory().items == []  # a factory field leaves no class attribute
+
+
+# -- breaker4 F10: frozen and non-frozen classes never inherit each other, as with dataclass ----------
+
+def _declare(decorate, base):
+    """The error decorating ``class Sub(base): y: int = 0`` raises, or ``None``."""
+    try:
+        decorate(type("Sub", (base,), {"__annotations__": {"y": "int"}, "y": 0, "__module__": __name__}))
+    except TypeError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.parametrize("base_frozen, sub_frozen", [(True, False), (False, True), (True, True), (False, False)])
+def test_record_subclassing_follows_dataclass_frozen_rule(base_frozen, sub_frozen):
+    @record(frozen=base_frozen)
+    class RecBase:
+        x: int
+
+    @dataclasses.dataclass(frozen=base_frozen)
+    class DcBase:
+        x: int
+
+    # the oracle is dataclass itself, on a dataclass base of the same frozenness
+    expected = _declare(dataclasses.dataclass(frozen=sub_frozen), DcBase)
+    assert _declare(record(frozen=sub_frozen), RecBase) == expected
+    # and a dataclass subclassing a record is held to the same rule (it used to define fine, then fail in __init__)
+    assert _declare(dataclasses.dataclass(frozen=sub_frozen), RecBase) == expected
+    if expected is None:
+        sub = type("Sub", (RecBase,), {"__annotations__": {"y": "int"}, "y": 0, "__module__": __name__})
+        made = dataclasses.dataclass(frozen=sub_frozen)(sub)(1, 2)
+        assert (made.x, made.y) == (1, 2)
