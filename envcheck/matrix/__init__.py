@@ -87,6 +87,7 @@ _MEMORY_SUFFIX = r"\d+gb.*$"
 #: "Tesla V100 32GB"); case-insensitive, text compiled on first use (only an unknown name needs them)
 _LISTING_PREFIX = r"^\s*gpu\s*\d+\s*:\s*"
 _TARGET_SUFFIX = r"\s*\((gfx[0-9a-f]{3,4})(?::[^)]*)?\)\s*$"
+_APU_GPU = r"\s+w/\s+"  # "<CPU> w/ <GPU>": an AMD APU's model name (lscpu, /proc/cpuinfo)
 _TRAILING_WORD = r"[\s_-]+\(?(?:\d+\s*gb|gpu|accelerator|series|sxm\d*|pcie|oam|nvl|hbm\d*e?|ac)\)?\s*$"
 
 
@@ -94,9 +95,11 @@ def printed_forms(text: str) -> List[str]:
     """The shorter names inside a GPU name as a tool prints it, longest first: ``"AMD Instinct MI250X/MI250
     (gfx90a:sramecc+:xnack-)"`` → ``["AMD Instinct MI250X/MI250", "AMD Instinct MI250X"]``. Only words that
     never tell two models apart are taken off (never "Laptop", "Ti", "SUPER"…); ``A/B`` (amdgpu.ids names
-    one device for two products) keeps ``A``."""
+    one device for two products) keeps ``A``. An APU as lscpu and /proc/cpuinfo print it, ``"AMD Ryzen 7
+    7840HS w/ Radeon 780M Graphics"``, is its GPU, the part after ``w/``."""
     out: List[str] = []
     t = re.sub(_TARGET_SUFFIX, "", re.sub(_LISTING_PREFIX, "", text, flags=re.I), flags=re.I).strip()
+    t = re.split(_APU_GPU, t, maxsplit=1, flags=re.I)[-1].strip()
     while normalize_gpu_name(t):
         out.append(t)
         if "/" in t and "[" not in t:  # a PCI database name ("Navi 21 [RX 6800/6800 XT]") is another path

@@ -63,3 +63,13 @@ def test_a_name_whose_target_in_parentheses_contradicts_it_is_bad_input(matrix, 
                                        ("AMD Radeon RX 7900 Series", "gfx1100"), ("7900 series", "gfx1100")])
 def test_names_that_agree_or_name_a_series_with_one_target_are_taken(matrix, gpu, arch):
     assert apply_flags(matrix, gpus=[gpu]).gpus[0].arch == arch
+
+
+@pytest.mark.parametrize("gpu, arch", [
+    ("AMD RYZEN AI MAX+ 395 w/ Radeon 8060S", "gfx1151"),          # Comfy-Org/ComfyUI#8211's title (report P23)
+    ("AMD Ryzen 7 7840HS w/ Radeon 780M Graphics", "gfx1103"),     # lscpu's model name of a Phoenix APU
+])
+def test_an_apu_as_lscpu_prints_it_is_its_gpu(matrix, gpu, arch):
+    """'<CPU> w/ <GPU>' was an unknown GPU: the name after 'w/' is the APU's graphics."""
+    (g,) = apply_flags(matrix, gpus=[gpu]).gpus
+    assert (g.vendor, g.arch, g.integrated) == ("amd", arch, True)
