@@ -41,7 +41,8 @@ def driver_line(plan: Plan) -> str:
         major = (plan.build.cuda or "").split(".")[0]
         return (f"needs an NVIDIA {side} driver ≥ {floor} (the oldest {side} driver for CUDA {major}.x; "
                 "NVIDIA names none for this exact toolkit)")
-    tail = f" (≥ {floor} under minor-version compatibility)" if floor and floor != full else ""
+    first = f", the first driver for {plan.driver_floor_for}," if plan.driver_floor_for else ""
+    tail = f" (≥ {floor}{first} under minor-version compatibility)" if floor and floor != full else ""
     return f"needs an NVIDIA {side} driver ≥ {full}{tail}"
 
 

@@ -37,6 +37,7 @@ from envcheck.resolve.rules import (
     build_pythons,
     check_gpus,
     check_platform,
+    floor_from_gpus,
     name_of,
     py_span,
     pythons_of,
@@ -435,8 +436,11 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
             out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {floor} on the R{last} "
                        f"branch ({last}.xx); `nvidia-smi` shows yours (--driver to check it)")
         elif full or floor:  # no toolkit driver on record for this side: the CUDA major's floor
+            gpu = floor_from_gpus(ctx.matrix, chosen.build.cuda or "", ctx.windows_driver,
+                                  [g for g in m.served_gpus if g.vendor == "nvidia"])
+            first = f", the first driver for {gpu}," if gpu else ""
             out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {full or floor}"
-                       + (f" (≥ {floor} under minor-version compatibility)" if full and floor and floor != full else "")
+                       + (f" (≥ {floor}{first} under minor-version compatibility)" if full and floor and floor != full else "")
                        + "; `nvidia-smi` shows yours (--driver to check it)")
     if chosen.build.backend == "rocm" and chosen.build.rocm and not chosen.build.wsl:
         out.append(_amd_kernel_driver_assumption(chosen, ctx))

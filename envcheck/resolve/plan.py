@@ -118,6 +118,7 @@ class Plan:
     requires: Dict[str, str] = field(default_factory=dict)
     steps: List[Step] = field(default_factory=list)
     driver: Dict[str, str] = field(default_factory=dict)
+    driver_floor_for: str = ""  # the GPU architectures whose first driver is driver["floor"] (rules.floor_from_gpus)
     conda: Optional[CondaChoice] = None  # conda-forge on its own terms (envcheck.resolve.conda)
     conda_reason: str = ""  # why there is none (ROCm, XPU…): the environment uses pip inside conda
     # match specs the environment names beside pytorch (conda.toml [[conda_select]]): python-freethreading,
@@ -386,11 +387,16 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
     if tw is not None and tw.step in matrix.steps:
         steps.append(matrix.steps[tw.step])
     driver: Dict[str, str] = {}
+    floor_for = ""
     if b.backend == "cuda" and not b.tegra and (c.fit.driver_full or c.fit.driver_floor):
         full, floor = c.fit.driver_full, c.fit.driver_floor
         side = "windows" if (res.machine.os == "windows" or res.machine.wsl) else "linux"
         driver = {k: v for k, v in (("vendor", "nvidia"), ("side", side), ("full", full), ("floor", floor),
                                     ("last_branch", c.fit.driver_last_branch)) if v}
+        from envcheck.resolve.rules import floor_from_gpus
+
+        floor_for = floor_from_gpus(matrix, b.cuda or "", side == "windows",
+                                    [g for g in res.machine.served_gpus if g.vendor == "nvidia"])
     rel = c.fit.wsl_release
     if rel is not None and rel.adrenalin_min:
         driver = {"vendor": "amd", "side": "windows", "full": rel.adrenalin_min}
@@ -416,6 +422,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         requires=requires,
         steps=steps,
         driver=driver,
+        driver_floor_for=floor_for,
         conda=conda[0],
         conda_reason=conda[1],
         conda_select=select_specs(matrix, res.machine, conda[0], python),

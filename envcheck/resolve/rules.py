@@ -413,6 +413,19 @@ def driver_range(matrix: Matrix, cuda: str, windows: bool,
     return full, floor, bounds
 
 
+def floor_from_gpus(matrix: Matrix, cuda: str, windows: bool, gpus: Sequence[GpuDevice]) -> str:
+    """``"sm_120"``: the architectures whose first driver (cuda.toml [[arch]] ``driver_min_*``) is the
+    minor-version-compatibility floor because it is above CUDA's own; ``""`` when CUDA's floor stands.
+    Messages say so instead of calling 570.86.10 'the minor-version-compatibility floor' (newcomer4 #10)."""
+    _, cuda_floor = cuda_driver_floors(matrix, cuda, windows)
+    bounds = gpu_driver_bounds(matrix, gpus, windows)
+    if not bounds.low or (cuda_floor and vkey(cuda_floor) >= vkey(bounds.low)):
+        return ""
+    archs = [g.arch for g in gpus for row in [matrix.nv_arch(g.arch) if g.vendor == "nvidia" else None]
+             if row is not None and (row.driver_min_windows if windows else row.driver_min_linux) == bounds.low]
+    return ", ".join(dict.fromkeys(archs))
+
+
 def check_driver(c: Candidate, ctx: Context) -> None:
     """NVIDIA driver vs the CUDA the build was made with and the GPUs it must drive; records
     ``fit.driver``, the floors, and the last driver branch when the GPUs' caps the range."""

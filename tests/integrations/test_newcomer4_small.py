@@ -49,3 +49,15 @@ def test_the_windows_venv_step_tries_uv_when_the_launcher_lacks_the_python(matri
     py_branch, rest = cmd.split(" { py -{{python}} -m venv $VENV } ", 1)
     assert "py -{{python}} -c 'import ensurepip'" in py_branch and "$LASTEXITCODE -eq 0" in py_branch
     assert rest.startswith("elseif (Get-Command uv")
+
+
+def test_a_floor_raised_by_the_gpus_first_driver_says_so(cli):
+    """newcomer4 #10: RTX 5090 + 570.124.06 printed '(≥ 570.86.10 under minor-version compatibility)'
+    where every other CUDA 12.x plan gives 525.60.13: 570.86.10 is the first driver for sm_120
+    (cuda.toml [[arch]]), which the line now says; a floor that is CUDA's own names no GPU."""
+    blackwell = cli(["plan", "--gpu", "RTX 5090", "--driver", "570.124.06"])
+    assert blackwell.code == 0, blackwell.err
+    assert "(≥ 570.86.10, the first driver for sm_120, under minor-version compatibility)" in blackwell.out
+    ada = cli(["plan", "--gpu", "RTX 4090", "--driver", "570.124.06", "--torch", "2.7.1"])
+    assert ada.code == 0, ada.err
+    assert "under minor-version compatibility)" in ada.out and "the first driver for" not in ada.out, ada.out
