@@ -112,6 +112,15 @@ def complete_set(c: Candidate) -> bool:
     return has and c.build.confidence != "unverified" and c.release.confidence != "unverified"
 
 
+def complete_releases(accepted: Sequence[Candidate]) -> set:
+    """The releases of ``accepted`` with a :func:`complete_set` (each release's candidates asked until one is)."""
+    out: set = set()
+    for c in accepted:
+        if c.release.version not in out and complete_set(c):
+            out.add(c.release.version)
+    return out
+
+
 def ranking(release_index: Dict[str, int], machine: Machine, prefer_python: Optional[str] = None,
             complete: Optional[set] = None) -> Callable[[Candidate], Tuple]:
     """The sort key of accepted candidates on ``machine`` (smaller = better); see the module docstring.
@@ -123,13 +132,20 @@ def ranking(release_index: Dict[str, int], machine: Machine, prefer_python: Opti
     driver_known = bool(machine.nvidia_driver or machine.cuda_driver_max)
     platform = machine.platform
     python_given = bool(machine.python)
+    variant_prefs: Dict[Tuple[int, int], Tuple] = {}  # (release, build) -> rule 6 (one build, several Pythons)
 
-    def key(c: Candidate) -> Tuple:
+    def variant_pref(c: Candidate) -> Tuple:
         b = c.build
         toolkit = b.cuda or b.rocm or "0"
         newest_first = tuple(-x for x in vkey(toolkit).release)
         pypi_default = c.release.pypi.get(platform) == b.variant
-        variant_pref = (0 if driver_known or pypi_default else 1, newest_first)
+        return (0 if driver_known or pypi_default else 1, newest_first)
+
+    def key(c: Candidate) -> Tuple:
+        b = c.build
+        pref = variant_prefs.get((id(c.release), id(b)))
+        if pref is None:
+            pref = variant_prefs[id(c.release), id(b)] = variant_pref(c)
         py = c.python
         fit = c.fit
         if python_given or py is None:
@@ -139,8 +155,9 @@ def ranking(release_index: Dict[str, int], machine: Machine, prefer_python: Opti
             py_pref = (ft, len(fit.companions_missing), py != prefer_python if prefer_python else False,
                        fit.compile is False,
                        fit.python_new, -major, -minor)
-        unverified = any(w.code == "unverified" for w in c.warnings)
-        others = sum(1 for w in c.warnings if w.code not in ("unverified", "gpu-arch", "companion"))
+        warnings = c.warnings
+        unverified = bool(warnings) and any(w.code == "unverified" for w in warnings)
+        others = sum(1 for w in warnings if w.code not in ("unverified", "gpu-arch", "companion")) if warnings else 0
         return (
             complete is not None and c.release.version not in complete,
             release_index.get(c.release.version, 1 << 30),
@@ -149,7 +166,7 @@ def ranking(release_index: Dict[str, int], machine: Machine, prefer_python: Opti
             fit.driver_rank,
             unverified,
             others,
-            variant_pref,
+            pref,
             _CHANNEL_RANK.get(b.channel, 2),
             py_pref,
         )
@@ -186,10 +203,12 @@ def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
     for c in cands:  # a nightly ranks as a release of its own, after those on record
         release_index.setdefault(c.release.version, len(release_index))
     prefer = distro_python(matrix, machine)
-    ok = [c for c in cands if c.accepted]
-    complete = None if request.prefer == "newest" else {c.release.version for c in ok if complete_set(c)}
+    ok: List[Candidate] = []
+    rejected: List[Candidate] = []
+    for c in cands:
+        (rejected if c.reasons else ok).append(c)
+    complete = None if request.prefer == "newest" else complete_releases(ok)
     accepted = sorted(ok, key=ranking(release_index, machine, prefer, complete))
-    rejected = [c for c in cands if not c.accepted]
     res = Resolution(machine, request, accepted + rejected)
     if not accepted:
         res.status, res.fallback = _no_build_status(matrix, machine, request, release_index)
@@ -231,7 +250,7 @@ def _no_build_status(
     cpu = [c for c in enumerate_candidates(matrix, machine) if c.build.backend in ("cpu", "mps")]
     run_checks(cpu, cpu_ctx)
     fallback = [c for c in cpu if c.accepted]
-    complete = None if request.prefer == "newest" else {c.release.version for c in fallback if complete_set(c)}
+    complete = None if request.prefer == "newest" else complete_releases(fallback)
     fallback.sort(key=ranking(release_index, machine, None, complete))
     best = fallback[0] if fallback else None
     ctx = Context(matrix, machine, Request(backend="auto"))
@@ -330,8 +349,10 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
     # the rejected candidates newer than the choice that one kind of reason alone keeps out
     only: Dict[str, List[Candidate]] = {"driver": [], "glibc": [], "python": []}
     for c in res.rejected:
+        if not better(c):
+            continue
         code = c.reasons[0].code
-        if code in only and all(r.code == code for r in c.reasons) and better(c):
+        if code in only and all(r.code == code for r in c.reasons):
             only[code].append(c)
     rank = ranking(release_index, machine)
     driver_only = only["driver"]

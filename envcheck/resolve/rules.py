@@ -880,30 +880,32 @@ def run_checks(cands: Sequence[Candidate], ctx: Context) -> None:
     do not read the Python run once per (release, build), the ones that do once per (their inputs,
     Python), and each candidate gets the findings of both."""
     order = _order(CHECKS)
-    builds: dict = {}  # (release, build) -> (steps, facts, python inputs): see _build_findings
-    pythons: dict = {}  # (python inputs, Python, …) -> (findings per check, facts): see _python_findings
+    builds: dict = {}  # (release, build) -> (steps, facts, python key, Pythons): see _build_findings
+    inputs: dict = {}  # python_inputs -> a short key standing for them
+    pythons: dict = {}  # (python key, Python, …) -> (findings per check, facts): see _python_findings
+    release = build = None
     for c in cands:
-        key = (id(c.release), id(c.build))
-        found = builds.get(key)
-        if found is None:
-            found = builds[key] = _build_findings(c, order, ctx)
-        steps, facts, inputs = found
+        if c.build is not build or c.release is not release:  # the candidates of a build mostly come together
+            release, build = c.release, c.build
+            found = builds.get((id(release), id(build)))
+            if found is None:
+                found = builds[id(release), id(build)] = _build_findings(c, order, ctx, inputs)
+            steps, facts, key, has = found
         # a build without the candidate's Python: check_python's reason names the build, so no sharing
-        same = (inputs, c.python, c.python is None or c.python in inputs[2] or id(c.build))
+        same = (key, c.python) if c.python is None or c.python in has else (key, c.python, id(c.build))
         per_python = pythons.get(same)
         if per_python is None:
             per_python = pythons[same] = _python_findings(c, ctx)
-        added, py_facts = per_python
-        for step in steps:
-            reasons, warnings = step if step.__class__ is tuple else added[step]
-            if reasons:
-                c.reasons.extend(reasons)
-            if warnings:
-                c.warnings.extend(warnings)
-        if facts:
-            c.note(**facts)
-        if py_facts:
-            c.note(**py_facts)
+        added, in_all, py_facts = per_python
+        if steps is None:  # the build's own checks found nothing: the per-Python findings alone (most builds)
+            reasons, warnings = in_all
+        else:
+            reasons, warnings = [], []
+            for step in steps:
+                r, w = step if step.__class__ is tuple else added[step]
+                reasons += r
+                warnings += w
+        c.take(reasons, warnings, {**facts, **py_facts} if facts and py_facts else facts or py_facts)
 
 
 def _order(checks: Sequence[Callable[[Candidate, Context], None]]) -> list:
@@ -919,12 +921,14 @@ def _order(checks: Sequence[Callable[[Candidate, Context], None]]) -> list:
     return order
 
 
-def _build_findings(c: Candidate, order: list, ctx: Context) -> tuple:
+def _build_findings(c: Candidate, order: list, ctx: Context, inputs: dict) -> tuple:
     """What the checks that do not read the Python find for ``c``'s (release, build): the steps every
     candidate of the build takes (a per-Python check, or the (reasons, warnings) a run of the others
-    added), the ``fit`` facts the others noted, and the build's :func:`python_inputs`."""
+    added; ``None`` when the others added nothing), the ``fit`` facts the others noted, a short key
+    standing for the build's :func:`python_inputs` (numbered in ``inputs``) and its Pythons."""
     probe = Candidate(c.release, c.build, c.python)  # the build's findings, apart from any candidate's
     steps: list = []
+    own = False
     for item in order:
         if item.__class__ is not tuple:
             steps.append(item)
@@ -934,6 +938,7 @@ def _build_findings(c: Candidate, order: list, ctx: Context) -> tuple:
             check(probe, ctx)
         if len(probe.reasons) > nr or len(probe.warnings) > nw:
             steps.append((probe.reasons[nr:], probe.warnings[nw:]))
+            own = True
     facts = probe.noted
     if facts.keys() & PER_PYTHON_FIT:
         culprit = Candidate(c.release, c.build, c.python)
@@ -942,16 +947,18 @@ def _build_findings(c: Candidate, order: list, ctx: Context) -> tuple:
             if culprit.noted.keys() & PER_PYTHON_FIT:
                 raise AssertionError(f"{check.__name__} records {sorted(culprit.noted.keys() & PER_PYTHON_FIT)}, "
                                      "which a per-Python check records too: add it to PER_PYTHON")
-    return steps, facts, python_inputs(c, ctx)
+    given = python_inputs(c, ctx)
+    key = inputs.setdefault(given, len(inputs))
+    return (steps if own else None), facts, key, frozenset(given[2])
 
 
 def _python_findings(c: Candidate, ctx: Context) -> tuple:
-    """What each check of :data:`PER_PYTHON` finds for ``c``: ``{check: (reasons, warnings)}`` and the
-    ``fit`` facts they noted."""
+    """What each check of :data:`PER_PYTHON` finds for ``c``: ``{check: (reasons, warnings)}``, all of
+    them in order ``(reasons, warnings)``, and the ``fit`` facts they noted."""
     probe = Candidate(c.release, c.build, c.python)
     added = {}
     for check in PER_PYTHON:
         nr, nw = len(probe.reasons), len(probe.warnings)
         check(probe, ctx)
         added[check] = (probe.reasons[nr:], probe.warnings[nw:])
-    return added, probe.noted
+    return added, (probe.reasons, probe.warnings), probe.noted

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Tuple
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 from envcheck.record import field, fields, record
@@ -235,7 +236,9 @@ class Candidate:
         self.python = python
         self.reasons: List[Reason] = reasons if reasons is not None else []
         self.warnings: List[Reason] = warnings if warnings is not None else []
-        self._facts: Dict[str, object] = {}  # what note() recorded, in order
+        # what note() recorded, in order: never changed in place (note() makes a new dict), so candidates
+        # alike share one (see take())
+        self._facts: Mapping[str, object] = _NOTHING_NOTED
         self._fit: Optional[Fit] = NO_FIT
 
     def __repr__(self) -> str:
@@ -274,7 +277,7 @@ class Candidate:
         return self._fit
 
     @property
-    def noted(self) -> Dict[str, object]:
+    def noted(self) -> Mapping[str, object]:
         """The facts :meth:`note` recorded (read-only: note() is the way to record one)."""
         return self._facts
 
@@ -287,8 +290,20 @@ class Candidate:
         unknown = facts.keys() - _FIT_FIELDS
         if unknown:
             raise TypeError(f"Fit has no field {', '.join(sorted(unknown))}")
-        self._facts.update(facts)
+        self._facts = {**self._facts, **facts}
         self._fit = None
+
+    def take(self, reasons: Sequence[Reason], warnings: Sequence[Reason], facts: Mapping[str, object]) -> None:
+        """Record findings worked out once for candidates alike (see :func:`~envcheck.resolve.rules.run_checks`):
+        ``reasons`` and ``warnings`` are appended, ``facts`` (checked by :meth:`note` when a check noted
+        them; shared, so never changed after) are noted."""
+        if reasons:
+            self.reasons += reasons
+        if warnings:
+            self.warnings += warnings
+        if facts:
+            self._facts = {**self._facts, **facts} if self._facts else facts
+            self._fit = None
 
     def add(self, code: str, message: str, severity: str = "error") -> None:
         (self.reasons if severity == "error" else self.warnings).append(Reason(code, message, severity))
@@ -306,6 +321,7 @@ class Candidate:
 
 
 _FIT_FIELDS = frozenset(f.name for f in fields(Fit))
+_NOTHING_NOTED: Mapping[str, object] = MappingProxyType({})
 
 
 @record
