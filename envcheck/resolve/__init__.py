@@ -68,16 +68,18 @@ def enumerate_candidates(matrix: Matrix, machine: Machine) -> List[Candidate]:
             groups.setdefault((build.variant, build.channel), []).append(build)
         for rows in groups.values():
             on_platform = [b for b in rows if platform in b.platforms] or rows
+            if len(on_platform) == 1:  # most builds: one row has every Python
+                only = on_platform[0]
+                pys: List[Optional[str]] = ([machine.python] if machine.python
+                                            else list(dict.fromkeys(pythons_of(release, only, platform))))
+                out += [Candidate(release, only, py) for py in pys or [None]]
+                continue
             by_python: Dict[Optional[str], Build] = {}
             for b in on_platform:
                 for listed in pythons_of(release, b, platform):
                     by_python.setdefault(listed, b)
-            if machine.python:
-                pys: Sequence[Optional[str]] = [machine.python]
-            else:
-                pys = list(by_python) or [None]
-            for py in pys:
-                out.append(Candidate(release, by_python.get(py, on_platform[0]), py))
+            pys = [machine.python] if machine.python else list(by_python)
+            out += [Candidate(release, by_python.get(py, on_platform[0]), py) for py in pys or [None]]
     return out
 
 
@@ -212,7 +214,7 @@ def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
     res = Resolution(machine, request, accepted + rejected)
     if not accepted:
         res.status, res.fallback = _no_build_status(matrix, machine, request, release_index)
-    res.alternatives = _alternatives(res, ctx, release_index)
+    res.alternatives = _alternatives(res, ctx, release_index, accepted, rejected)
     res.assumptions = _assumptions(res, ctx)
     return res
 
@@ -317,14 +319,16 @@ def _one_gpu_only(res: Resolution, ctx: Context) -> List[str]:
     return out
 
 
-def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) -> List[str]:
+def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int], accepted: List[Candidate],
+                  rejected: List[Candidate]) -> List[str]:
+    """Other ways out, as sentences (``accepted``/``rejected``: ``res``'s candidates, split once by resolve)."""
     out: List[str] = []
     chosen = res.chosen
     machine = ctx.machine
     if chosen is None:
         out += _without_request_limits(res, ctx, release_index)
     if chosen is not None and ctx.request.prefer != "newest":
-        newer = [c for c in res.accepted if release_index[c.release.version] < release_index[chosen.release.version]]
+        newer = [c for c in accepted if release_index[c.release.version] < release_index[chosen.release.version]]
         if newer:
             # every newer release that fits, not only the newest: a user on the chosen 2.11 should see
             # that 2.12–2.14 fit too (newcomer4 #7), each passed over for the same reason
@@ -348,7 +352,7 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int]) 
             too_new = too_new or problem.kind == "too_new"
     # the rejected candidates newer than the choice that one kind of reason alone keeps out
     only: Dict[str, List[Candidate]] = {"driver": [], "glibc": [], "python": []}
-    for c in res.rejected:
+    for c in rejected:
         if not better(c):
             continue
         code = c.reasons[0].code

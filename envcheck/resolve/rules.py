@@ -869,7 +869,7 @@ def python_inputs(c: Candidate, ctx: Context) -> tuple:
     out their per-Python findings once per (inputs, Python)."""
     b = c.build
     return (id(c.release), ctx.platform in b.platforms, tuple(build_pythons(c, ctx.platform)),
-            tuple(companion_version(c, pkg) for pkg in ("torchvision", "torchaudio")),
+            (companion_version(c, "torchvision"), companion_version(c, "torchaudio")),
             ctx.machine.os == "windows" and b.backend == "cuda")
 
 

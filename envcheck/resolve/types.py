@@ -287,9 +287,8 @@ class Candidate:
         Raises:
             TypeError: a name that is not a field of :class:`Fit`.
         """
-        unknown = facts.keys() - _FIT_FIELDS
-        if unknown:
-            raise TypeError(f"Fit has no field {', '.join(sorted(unknown))}")
+        if not _FIT_FIELDS.issuperset(facts):
+            raise TypeError(f"Fit has no field {', '.join(sorted(facts.keys() - _FIT_FIELDS))}")
         self._facts = {**self._facts, **facts}
         self._fit = None
 
