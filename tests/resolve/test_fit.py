@@ -37,3 +37,19 @@ def test_a_driver_past_the_legacy_branch_is_a_typed_problem(matrix):
     old = plan_for(matrix, gpus=["RTX 4090"], driver="470.86")
     problem = gpu_driver_problem(Context(matrix, old.machine, old.request), old.machine.gpus[0])
     assert problem is not None and problem.kind == "too_old" and problem.branch is None
+
+
+def test_candidates_sharing_noted_facts_stay_apart(matrix):
+    # run_checks hands the candidates of one build the same facts (Candidate.take shares them):
+    # noting on one afterwards must not show up in the other's fit
+    res = plan_for(matrix, gpus=["RTX 4090"])
+    a, b = res.accepted[0], res.accepted[1]
+    facts = {"driver": "full", "glibc_floor": "2.28"}
+    a.take([], [], facts)
+    b.take([], [], facts)
+    a.note(driver="minor")
+    assert (a.fit.driver, b.fit.driver) == ("minor", "full")
+    assert b.fit.glibc_floor == a.fit.glibc_floor == "2.28"
+    assert facts == {"driver": "full", "glibc_floor": "2.28"}
+    with pytest.raises(TypeError, match="no field colour"):
+        a.note(colour="red")
