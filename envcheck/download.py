@@ -23,7 +23,7 @@ DEFAULT_GLIBC = "2.28"
 
 
 def download_plan(plan: Any, matrix: Any, directory: Path, force: bool = False,
-                  say: Callable[[str], None] = lambda s: None, timeout: Optional[float] = None) -> List[Path]:
+                  say: Callable[[str], None] = lambda s: None, timeout: Optional[float] = None) -> List[str]:
     """Fill ``directory/wheels`` and write the offline recipe files; returns the files written.
 
     Raises:
@@ -61,7 +61,7 @@ def download_plan(plan: Any, matrix: Any, directory: Path, force: bool = False,
 
 
 def _download(plan: Any, matrix: Any, directory: Path, wheels: Path, glibc: str, force: bool,
-              say: Callable[[str], None], timeout: Optional[float]) -> List[Path]:
+              say: Callable[[str], None], timeout: Optional[float]) -> List[str]:
     from envcheck.docker.wheelhouse import prepare
     from envcheck.render import render
     from envcheck.render.write import write_outputs
@@ -75,4 +75,4 @@ def _download(plan: Any, matrix: Any, directory: Path, wheels: Path, glibc: str,
     offline.recipe = build_recipe(offline, matrix, plan.resolution.request.compile, plan.steps)
     formats = ["script", "pip", "lock"] + (["docker"] if plan.base_image is not None else [])
     files = render(offline, formats)
-    return write_outputs(directory, files, force) + [wheels]
+    return write_outputs(directory, files, force) + [str(wheels)]

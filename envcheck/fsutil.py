@@ -31,11 +31,13 @@ import os
 import stat
 import sys
 import time
-from pathlib import Path
 
 from envcheck.errors import OutputExistsError, UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time; json only where used, signal never (start-up, #9)
+# Paths are strings here (os.path): pathlib's import (with urllib.parse and ipaddress, which it
+# imports) is ~5 ms of every plan (#9). What a caller gets back is the path as str(pathlib.Path(…))
+# would print it (:func:`clean_path`).
 if TYPE_CHECKING:
     from typing import Callable, Iterator, List, Mapping, Optional, Tuple, Union
 
@@ -166,7 +168,31 @@ def existing_kind(path: PathLike) -> Optional[str]:
     return "file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
 
 
-def check_target(path: PathLike, force: bool, flag: str = "-o") -> Path:
+def clean_path(path: PathLike) -> str:
+    """``str(pathlib.Path(path))`` without pathlib: repeated slashes and ``.`` parts dropped, no
+    trailing slash, ``""`` read as ``.``; ``..`` is kept (through a link it may name another folder)."""
+    s = os.fspath(path)
+    if os.name == "nt":  # drive letters, both separators: pathlib's own rules
+        from pathlib import Path
+
+        return str(Path(s))
+    parts = [p for p in s.split("/") if p not in ("", ".")]
+    root = "/" if s.startswith("/") else ""
+    return root + "/".join(parts) or "."
+
+
+def _parents(path: str) -> List[str]:
+    """``[str(p) for p in Path(path).parents]`` for a :func:`clean_path` path: ``a/b`` → ``a``, ``.``;
+    ``/a/b`` → ``/a``, ``/``."""
+    out: List[str] = []
+    while path not in (".", "/"):
+        head = os.path.dirname(path)
+        path = head if head else "."
+        out.append(path)
+    return out
+
+
+def check_target(path: PathLike, force: bool, flag: str = "-o") -> str:
     """Check, before any work is done, that ``path`` may be written.
 
     Raises:
@@ -174,22 +200,22 @@ def check_target(path: PathLike, force: bool, flag: str = "-o") -> Path:
             too long.
         OutputExistsError: it exists and ``force`` is false (a dangling link counts as existing).
     """
-    path = Path(path)
-    if str(path) in ("", ".") or path.name in ("", ".", ".."):
+    path = clean_path(path)
+    if path in ("", ".") or os.path.basename(path) in ("", ".", ".."):
         raise UsageError(f"{flag} {path}: give a file name")
     try:
         kind = existing_kind(path)
-        for parent in path.parents:
+        for parent in _parents(path):
             pk = existing_kind(parent)
             if pk is None:
                 continue
-            if not parent.is_dir():
+            if not os.path.isdir(parent):
                 raise UsageError(f"{flag} {path}: {parent} is not a directory")
             break
     except OSError as exc:
         raise UsageError(f"{flag} {path}: {_reason(exc)}") from None
     except ValueError:
-        raise UsageError(f"{flag} {ascii(str(path))[:120]}: a path cannot hold a NUL byte") from None
+        raise UsageError(f"{flag} {ascii(path)[:120]}: a path cannot hold a NUL byte") from None
     if kind is not None and kind != "file":
         raise UsageError(f"{flag} {path}: refusing to replace {kind}, not a regular file (even with --force); "
                          "give a file name")
@@ -225,8 +251,8 @@ def _mkdtemp(directory: PathLike, prefix: str) -> str:
     return _claim(directory, prefix, "", lambda p: os.mkdir(p, 0o700))
 
 
-def _temp_beside(path: Path, data: bytes, mode: Optional[int] = None) -> Path:
-    fd, tmp = _mkstemp(str(path.parent), f".{path.name[:40]}{TMP_MARK}", ".tmp")
+def _temp_beside(path: str, data: bytes, mode: Optional[int] = None) -> str:
+    fd, tmp = _mkstemp(os.path.dirname(path) or ".", f".{os.path.basename(path)[:40]}{TMP_MARK}", ".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -236,11 +262,11 @@ def _temp_beside(path: Path, data: bytes, mode: Optional[int] = None) -> Path:
     except BaseException:
         _unlink(tmp)
         raise
-    return Path(tmp)
+    return tmp
 
 
 def write_file(path: PathLike, text: Union[str, bytes], force: bool = False, flag: str = "-o",
-               mkdir: bool = True) -> Path:
+               mkdir: bool = True) -> str:
     """Write one file atomically; never replace anything but a regular file, and that only with
     ``force``. UTF-8 with ``\\n`` line ends for text.
 
@@ -251,16 +277,16 @@ def write_file(path: PathLike, text: Union[str, bytes], force: bool = False, fla
     path = check_target(path, force, flag)
     data = text.encode("utf-8") if isinstance(text, str) else text
     try:
-        with _empty_folders_go(path.parent):
+        with _empty_folders_go(_parents(path)[0]):
             _write_file(path, data, force, flag, mkdir)
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot write: {_reason(exc)}") from None
     return path
 
 
-def _write_file(path: Path, data: bytes, force: bool, flag: str, mkdir: bool) -> None:
+def _write_file(path: str, data: bytes, force: bool, flag: str, mkdir: bool) -> None:
     if mkdir:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     mode = None
     with contextlib.suppress(OSError):
         mode = stat.S_IMODE(os.lstat(path).st_mode)
@@ -271,7 +297,7 @@ def _write_file(path: Path, data: bytes, force: bool, flag: str, mkdir: bool) ->
         _unlink(tmp)
 
 
-def _place(tmp: Path, path: Path, force: bool, flag: str) -> None:
+def _place(tmp: str, path: str, force: bool, flag: str) -> None:
     """Move ``tmp`` to ``path``: create-only without ``force`` (link fails if anything exists),
     else replace only a regular file."""
     if not force:
@@ -303,7 +329,7 @@ def _unlink(p: PathLike) -> None:
 
 # -- a set of files -----------------------------------------------------------------------------
 @contextlib.contextmanager
-def folder_lock(directory: Path, flag: str = "-o", wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+def folder_lock(directory: PathLike, flag: str = "-o", wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     """Hold an exclusive advisory lock (flock) on ``directory``.
 
     Raises:
@@ -366,7 +392,7 @@ def _signals_raise() -> Iterator[None]:
                 signal.signal(sig, h)
 
 
-def write_file_interruptible(path: PathLike, data: bytes, flag: str) -> Path:
+def write_file_interruptible(path: PathLike, data: bytes, flag: str) -> str:
     """:func:`write_file` (``force``) with SIGTERM and SIGHUP raising while it runs (SIGINT already
     does), so its own cleanup removes the temporary file: for files written on the side (the matrix
     cache), where an interrupted run must leave nothing behind (breaker4: a cache temp file was left)."""
@@ -393,14 +419,14 @@ def sweep_temp_files(folder: PathLike, older_than_s: float) -> None:
                     os.unlink(p)
 
 
-def _first_missing(path: Path) -> Optional[Path]:
+def _first_missing(path: str) -> Optional[str]:
     """The topmost folder on the way to ``path`` that does not exist yet (``path`` itself when only
     it is missing); ``None`` when ``path`` exists."""
     try:
         if existing_kind(path) is not None:
             return None
         top = path
-        for parent in path.parents:
+        for parent in _parents(path):
             if existing_kind(parent) is not None:
                 break
             top = parent
@@ -410,7 +436,7 @@ def _first_missing(path: Path) -> Optional[Path]:
 
 
 @contextlib.contextmanager
-def _empty_folders_go(folder: Path) -> Iterator[None]:
+def _empty_folders_go(folder: str) -> Iterator[None]:
     """A block that may create ``folder`` and its missing parents: when it fails, those it created
     are removed again if still empty (never a file another writer put there meanwhile)."""
     top = _first_missing(folder)
@@ -418,7 +444,7 @@ def _empty_folders_go(folder: Path) -> Iterator[None]:
         yield
     except BaseException:
         if top is not None:
-            for p in [folder, *folder.parents]:
+            for p in [folder, *_parents(folder)]:
                 try:
                     os.rmdir(p)
                 except OSError:
@@ -436,14 +462,14 @@ def undo_on_failure(*folders: PathLike) -> Iterator[None]:
     it), and in a folder that existed, the entries that were not there before. What the user had
     stays as it was; on success nothing is touched.
     """
-    made: List[Path] = []
+    made: List[str] = []
     before: dict = {}
     for f in folders:
-        p = Path(f)
+        p = clean_path(f)
         top = _first_missing(p)
         if top is not None:
             made.append(top)
-        elif p.is_dir() and not p.is_symlink():
+        elif os.path.isdir(p) and not os.path.islink(p):
             before[p] = set(os.listdir(p))
     try:
         with _signals_raise():
@@ -452,24 +478,24 @@ def undo_on_failure(*folders: PathLike) -> Iterator[None]:
         for p, names in before.items():
             with contextlib.suppress(OSError):
                 for name in set(os.listdir(p)) - names:
-                    q = p / name
-                    if q.is_dir() and not q.is_symlink():
+                    q = os.path.join(p, name)
+                    if os.path.isdir(q) and not os.path.islink(q):
                         _rmtree(q)
                     else:
                         _unlink(q)
         for top in made:
-            if top.is_dir() and not top.is_symlink():
+            if os.path.isdir(top) and not os.path.islink(top):
                 _rmtree(top)
         raise
 
 
-def _fsync_dir(directory: Path) -> None:
+def _fsync_dir(directory: str) -> None:
     """Flush a folder's entries, where the system can (not every one opens a folder to flush it)."""
     with contextlib.suppress(OSError, AttributeError):
         _fsync_file(directory)
 
 
-def _fsync_file(path: Path) -> None:
+def _fsync_file(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -477,18 +503,18 @@ def _fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_staging(txn: Path) -> None:
+def _fsync_staging(txn: str) -> None:
     """Before the journal of a set that replaces files the user had: the staged copies (``new/``) and
     the backups (``old/``) are on disk. After a power cut the rollback reads a staged copy that is
     gone as "moved in" and puts the backup back, else removes the target: were the journal on disk
     and those entries not, it would remove a file the user had. (A set of new files needs neither:
     any target found after a crash is one the set made. The journal's own fsync does not cover
     them: a folder's fsync holds its own entries, not those of the folders inside it.)"""
-    _fsync_dir(txn / "new")
-    _fsync_dir(txn / "old")
+    _fsync_dir(os.path.join(txn, "new"))
+    _fsync_dir(os.path.join(txn, "old"))
 
 
-def _rollback(directory: Path, txn: Path) -> None:
+def _rollback(directory: str, txn: str) -> None:
     """Undo a transaction from its journal: every target back to what it was, then drop the folder.
 
     A target whose staged ``new/NAME`` is still there was never moved in (left alone); one whose
@@ -498,29 +524,30 @@ def _rollback(directory: Path, txn: Path) -> None:
     import json
 
     try:
-        journal = json.loads((txn / "journal.json").read_text(encoding="utf-8"))
+        with open(os.path.join(txn, "journal.json"), encoding="utf-8") as fh:
+            journal = json.loads(fh.read())
         names = [n for n in journal.get("names", []) if isinstance(n, str) and "/" not in n and n not in ("", ".", "..")]
     except (OSError, ValueError, AttributeError):
         names = []  # the journal was never completed: nothing was moved in yet
-    if not (txn / "done").exists():
+    if not os.path.exists(os.path.join(txn, "done")):
         for name in names:
-            new, dst = txn / "new" / name, directory / name
-            if new.exists():
+            new, dst = os.path.join(txn, "new", name), os.path.join(directory, name)
+            if os.path.exists(new):
                 try:
-                    ours = dst.exists() and os.path.samefile(new, dst)  # linked in, staged copy not yet dropped
+                    ours = os.path.exists(dst) and os.path.samefile(new, dst)  # linked in, staged copy not yet dropped
                 except OSError:
                     ours = False
                 if not ours:
                     continue  # never moved in
-            old = txn / "old" / name
-            if old.exists():
-                os.replace(old, directory / name)
+            old = os.path.join(txn, "old", name)
+            if os.path.exists(old):
+                os.replace(old, dst)
             else:
-                _unlink(directory / name)
+                _unlink(dst)
     _rmtree(txn)
 
 
-def _rmtree(path: Path) -> None:
+def _rmtree(path: str) -> None:
     import shutil
 
     shutil.rmtree(path, ignore_errors=True)
@@ -533,7 +560,7 @@ def recover(directory: PathLike) -> List[str]:
     Safe to call often: without leftovers it only lists the folder. Takes the folder's lock only
     when there is something to do (and gives up quietly if another writer holds it).
     """
-    d = Path(directory)
+    d = clean_path(directory)
     try:
         names = os.listdir(d)
     except OSError:
@@ -553,17 +580,17 @@ def _leftover(name: str) -> bool:
     return name.startswith(TXN_PREFIX) or (name.startswith(".") and TMP_MARK in name and name.endswith(".tmp"))
 
 
-def _recover_locked(d: Path) -> None:
+def _recover_locked(d: str) -> None:
     for n in sorted(os.listdir(d)):
-        p = d / n
-        if n.startswith(TXN_PREFIX) and p.is_dir() and not p.is_symlink():
+        p = os.path.join(d, n)
+        if n.startswith(TXN_PREFIX) and os.path.isdir(p) and not os.path.islink(p):
             _rollback(d, p)
         elif _leftover(n) and existing_kind(p) == "file":
             _unlink(p)  # a temporary file of a writer that was killed (the target is intact)
 
 
 def write_set(directory: PathLike, files: Mapping[str, Union[str, bytes]], force: bool = False,
-              flag: str = "-o", _hook=None) -> List[Path]:
+              flag: str = "-o", _hook=None) -> List[str]:
     """Write every ``name → text`` into ``directory`` (created if needed), all or nothing. With
     ``force``, a file that already holds exactly its new text is left as it is (re-planning into the
     same folder rewrites, renames and flushes to disk only what changed).
@@ -573,13 +600,13 @@ def write_set(directory: PathLike, files: Mapping[str, Union[str, bytes]], force
         UsageError: ``directory`` is not a folder or cannot be written; a target is not a regular
             file (even with ``force``); nothing is changed.
     """
-    d = Path(directory)
+    d = clean_path(directory)
     for name in files:
         if "/" in name or os.sep in name or name in ("", ".", ".."):
             raise ValueError(f"not a plain file name: {name!r}")
     try:
         kind = existing_kind(d)
-        if kind is not None and not d.is_dir():
+        if kind is not None and not os.path.isdir(d):
             raise UsageError(f"{flag} {d}: exists and is not a directory")
     except OSError as exc:
         raise UsageError(f"{flag} {d}: cannot create the folder: {_reason(exc)}") from None
@@ -587,12 +614,12 @@ def write_set(directory: PathLike, files: Mapping[str, Union[str, bytes]], force
         return _write_set(d, files, force, flag, _hook)
 
 
-def _write_set(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: str, _hook) -> List[Path]:
+def _write_set(d: str, files: Mapping[str, Union[str, bytes]], force: bool, flag: str, _hook) -> List[str]:
     try:
-        d.mkdir(parents=True, exist_ok=True)
+        os.makedirs(d, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"{flag} {d}: cannot create the folder: {_reason(exc)}") from None
-    targets = [d / n for n in files]
+    targets = [os.path.join(d, n) for n in files]
     try:
         with folder_lock(d, flag):
             _recover_locked(d)
@@ -601,7 +628,7 @@ def _write_set(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, fla
                 raise UsageError(f"{flag} {d}: refusing to replace what is not a regular file (even with --force):\n"
                                  + "\n".join(f"  {t}: {k}" for t, k in odd))
             if not force:
-                existing = [str(t) for t in targets if existing_kind(t) is not None]
+                existing = [t for t in targets if existing_kind(t) is not None]
                 if existing:
                     raise OutputExistsError(existing)
             _commit(d, files, force, flag, _hook)
@@ -610,7 +637,7 @@ def _write_set(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, fla
     return targets
 
 
-def _same_content(path: Path, data: bytes) -> bool:
+def _same_content(path: str, data: bytes) -> bool:
     """``path`` is a regular file (not a link) holding exactly ``data``."""
     try:
         st = os.lstat(path)
@@ -626,10 +653,10 @@ def _same_content(path: Path, data: bytes) -> bool:
         return False
 
 
-def _commit(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: str, hook) -> None:
+def _commit(d: str, files: Mapping[str, Union[str, bytes]], force: bool, flag: str, hook) -> None:
     if force:  # a file that already holds its new bytes is left as it is: no copy, rename or fsync
         encoded = {n: t.encode("utf-8") if isinstance(t, str) else t for n, t in files.items()}
-        files = {n: b for n, b in encoded.items() if not _same_content(d / n, b)}
+        files = {n: b for n, b in encoded.items() if not _same_content(os.path.join(d, n), b)}
         if not files:
             return
     if len(files) == 1:  # one rename is all or nothing by itself: no transaction folder or journal
@@ -637,32 +664,34 @@ def _commit(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: 
         if hook:
             hook(0, name)
         with _signals_raise():
-            _write_file(d / name, text.encode("utf-8") if isinstance(text, str) else text, force, flag, mkdir=False)
+            _write_file(os.path.join(d, name), text.encode("utf-8") if isinstance(text, str) else text, force, flag, mkdir=False)
             _fsync_dir(d)
         return
-    txn = Path(_mkdtemp(str(d), TXN_PREFIX))
+    txn = _mkdtemp(d, TXN_PREFIX)
+    new_dir, old_dir = os.path.join(txn, "new"), os.path.join(txn, "old")
     finished = False
     replaces = False  # a target has a version the user had (backed up in old/)
     try:
         with _signals_raise():
-            (txn / "new").mkdir()
-            (txn / "old").mkdir()
+            os.mkdir(new_dir)
+            os.mkdir(old_dir)
             for name, text in files.items():
                 data = text.encode("utf-8") if isinstance(text, str) else text
+                target, staged, backup = os.path.join(d, name), os.path.join(new_dir, name), os.path.join(old_dir, name)
                 mode = None
                 with contextlib.suppress(OSError):
-                    mode = stat.S_IMODE(os.lstat(d / name).st_mode)
-                tmp = _temp_beside(txn / "new" / name, data, mode)
-                os.replace(tmp, txn / "new" / name)
-                if existing_kind(d / name) == "file":
+                    mode = stat.S_IMODE(os.lstat(target).st_mode)
+                tmp = _temp_beside(staged, data, mode)
+                os.replace(tmp, staged)
+                if existing_kind(target) == "file":
                     replaces = True
                     try:
-                        os.link(d / name, txn / "old" / name)
+                        os.link(target, backup)
                     except OSError:
                         import shutil
 
-                        shutil.copy2(d / name, txn / "old" / name)
-                        _fsync_file(txn / "old" / name)
+                        shutil.copy2(target, backup)
+                        _fsync_file(backup)
             if replaces:
                 _fsync_staging(txn)
             _write_journal(txn, list(files))
@@ -670,7 +699,7 @@ def _commit(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: 
             for i, name in enumerate(files):
                 if hook:
                     hook(i, name)
-                src, dst = txn / "new" / name, d / name
+                src, dst = os.path.join(new_dir, name), os.path.join(d, name)
                 if force:
                     kind = existing_kind(dst)
                     if kind is not None and kind != "file":
@@ -680,10 +709,10 @@ def _commit(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: 
                     try:
                         os.link(src, dst)
                     except FileExistsError:
-                        raise OutputExistsError([str(dst)]) from None
+                        raise OutputExistsError([dst]) from None
                     os.unlink(src)
             _fsync_dir(d)
-            (txn / "done").touch()
+            os.close(os.open(os.path.join(txn, "done"), os.O_WRONLY | os.O_CREAT, 0o666))  # Path.touch
             finished = True
     finally:
         if finished:
@@ -692,7 +721,7 @@ def _commit(d: Path, files: Mapping[str, Union[str, bytes]], force: bool, flag: 
             _rollback(d, txn)
 
 
-def _remove_committed(txn: Path, names: List[str]) -> None:
+def _remove_committed(txn: str, names: List[str]) -> None:
     """Remove a committed transaction folder, which holds exactly what :func:`_commit` put there:
     ``journal.json``, ``done``, ``new/`` (emptied by the commit) and ``old/NAME`` links. Each is
     removed by name through a descriptor of its folder opened without following links (as
@@ -722,14 +751,14 @@ def _remove_committed(txn: Path, names: List[str]) -> None:
         _rmtree(txn)
 
 
-def _write_journal(txn: Path, names: List[str]) -> None:
+def _write_journal(txn: str, names: List[str]) -> None:
     """``journal.json``: ``{"names": [...]}``, the bytes ``json.dump`` writes (without importing json
     for plain names: :func:`envcheck.jsontypes.json_string`)."""
     from envcheck.jsontypes import json_string
 
-    tmp = txn / "journal.json.tmp"
+    tmp = os.path.join(txn, "journal.json.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write('{"names": [' + ", ".join(json_string(n) for n in names) + "]}")
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, txn / "journal.json")
+    os.replace(tmp, os.path.join(txn, "journal.json"))

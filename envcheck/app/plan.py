@@ -338,7 +338,7 @@ class OutputRequest:
     extras: str = ""
     pin_python: bool = False
     packages: Optional[str] = None
-    output: Optional[Path] = None
+    output: Optional[str] = None  # a path (a string: no pathlib on a plan's way, #9)
     force: bool = False
     download: Optional[Path] = None
     print_files: bool = False

@@ -30,7 +30,7 @@ class ProbeResult:
     distro and GPU names then stay unknown)."""
 
     machine: Machine
-    written: Optional[Path] = None
+    written: Optional[str] = None  # the path as given, cleaned (fsutil.clean_path)
     warning: Optional[str] = None
 
 
@@ -67,7 +67,7 @@ def probe(request: ProbeRequest) -> ProbeResult:
     return ProbeResult(machine=machine, written=written, warning=warning)
 
 
-def write_machine(path: Path, machine: Machine, force: bool = False) -> Path:
+def write_machine(path: Path, machine: Machine, force: bool = False) -> str:
     """Write ``machine`` as a machine file ``path`` (atomic; never replaces it without ``force``).
 
     Raises:

@@ -100,12 +100,8 @@ def run(args: argparse.Namespace) -> int:
     named = {x.strip().lower() for x in (args.format or "").split(",")}
     explicit = [f for f in formats if f in named]
     parse_mirrors(args.mirror)  # bad --mirror values are refused before any work
-    if args.output is not None:
-        if not args.output.strip():
-            raise UsageError("-o: give a folder to write into (-o out/)")
-        from pathlib import Path
-
-        args.output = Path(args.output)
+    if args.output is not None and not args.output.strip():
+        raise UsageError("-o: give a folder to write into (-o out/)")
     timeout = check_timeout(args.timeout)
     req = plan_request(args, hashes=args.hashes)
     result = plan_use_case(req)
@@ -288,9 +284,9 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
         w("\n  --explain lists every candidate with its reasons; --json prints them for machines\n")
         return
     c = plan.candidate
-    from urllib.parse import urlsplit
+    from envcheck.edge import netloc_of
 
-    host = urlsplit(plan.index_url).netloc or plan.index_url
+    host = netloc_of(plan.index_url) or plan.index_url
     via = "PyPI" if c.build.channel == "pypi" else host
     w(f"  {plan.title}   Python {plan.python or '(any)'}   from {via}\n")
     comp = "   ".join(f"{k} {v}" for k, v in plan.pins.items() if k != "torch")

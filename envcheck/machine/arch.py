@@ -13,10 +13,12 @@ from typing import Dict, Optional, Tuple
 
 @lru_cache(maxsize=1)
 def _table() -> Tuple[Dict[str, str], Dict[str, Dict[str, str]]]:
-    from envcheck.matrix import load_file_cached, resource_dir
+    import os
+
+    from envcheck.matrix import load_file_cached, resource_path
     from envcheck.matrix.model import CpuArch
 
-    rows = [r for r in load_file_cached(resource_dir("matrices") / "platforms.toml").get("cpu_arch", [])
+    rows = [r for r in load_file_cached(os.path.join(resource_path("matrices"), "platforms.toml")).get("cpu_arch", [])
             if isinstance(r, CpuArch)]
     aliases = {a.lower(): r.name for r in rows for a in (r.name, *r.aliases)}
     spelling = {r.name: dict(r.platform) for r in rows}

@@ -11,7 +11,6 @@ import os
 import re
 import sys
 from functools import cached_property, lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, cast
 
 from envcheck.errors import DataFileError, UnknownGpuError, UsageError
@@ -19,27 +18,45 @@ from envcheck.matrix import model as m
 from envcheck.matrix.model import vkey
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from envcheck.matrix.index.data import IndexData
+# Paths are strings on a plan's way (os.path): pathlib's import, with the urllib.parse and ipaddress
+# it pulls in, is ~5 ms of every start (#9). The functions that hand a folder to other modules
+# (resource_dir, default_matrix_dir, Matrix.directory) still give a Path, made when asked.
 
 __all__ = ["Matrix", "load_matrix", "default_matrix_dir", "normalize_gpu_name"]
 
-_PKG = Path(__file__).resolve().parent.parent
+_PKG = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 
-def resource_dir(name: str) -> Path:
-    """A data folder shipped with envcheck (``matrices``, ``dockerfiles``, ``conda``).
+def resource_path(name: str) -> str:
+    """A data folder shipped with envcheck (``matrices``, ``dockerfiles``, ``conda``), as a string.
 
     Installed wheels carry them inside the package (``envcheck/_data/<name>``); a source checkout
     has them at the repository root.
     """
-    inside = _PKG / "_data" / name
-    return inside if inside.is_dir() else _PKG.parent / name
+    inside = os.path.join(_PKG, "_data", name)
+    return inside if os.path.isdir(inside) else os.path.join(os.path.dirname(_PKG), name)
+
+
+def resource_dir(name: str) -> Path:
+    """:func:`resource_path` as a :class:`pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(resource_path(name))
+
+
+def _default_matrix_path() -> str:
+    env = os.environ.get("ENVCHECK_MATRICES")
+    return env if env else resource_path("matrices")
 
 
 def default_matrix_dir() -> Path:
     """``$ENVCHECK_MATRICES`` if set, else the matrices shipped with envcheck."""
-    env = os.environ.get("ENVCHECK_MATRICES")
-    return Path(env) if env else resource_dir("matrices")
+    from pathlib import Path
+
+    return Path(_default_matrix_path())
 
 
 # Patterns only some lookups use are kept as text, compiled (and cached by ``re``) on first use.
@@ -130,11 +147,11 @@ class Matrix:
         directory: the folder the rows were read from.
     """
 
-    def __init__(self, directory: Path, files: Mapping[str, Mapping[str, list]],
+    def __init__(self, directory: str | os.PathLike[str], files: Mapping[str, Mapping[str, list]],
                  gpu_keys: Optional[Dict[str, int]] = None):
         """``files``: rows by file and table name (:func:`envcheck.matrix.load.load_dir`); ``gpu_keys``:
         :meth:`gpu_key_positions` of these rows when known (the cache keeps it), else made on first use."""
-        self.directory = directory
+        self._directory = os.fspath(directory)
         self.files = files
 
         rows = self._rows
@@ -424,6 +441,13 @@ class Matrix:
             return next((j for j in self.jetpacks if j.major == jetpack.split(".")[0]), None)
         return next((j for j in self.jetpacks if distro and j.distro == distro), None)
 
+    @property
+    def directory(self) -> Path:
+        """The folder the rows were read from."""
+        from pathlib import Path
+
+        return Path(self._directory)
+
     # -- the PCI ID database (matrices/pci-gpus.ids) and chip codenames (gpu-chips.toml) -----------
     def _pci_tables(self) -> Tuple[Dict[str, str], Dict[str, Tuple[str, str]]]:
         """``{"10de:2684": "AD102 [GeForce RTX 4090]"}`` and normalized marketing name → (vendor
@@ -569,7 +593,7 @@ class Matrix:
         return self._index_data
 
 
-def _cache_dir() -> Optional[Path]:
+def _cache_dir() -> Optional[str]:
     """Where parsed matrices are cached (``$ENVCHECK_CACHE_DIR``, else ``$XDG_CACHE_HOME/envcheck``,
     else ``~/.cache/envcheck``); ``None`` when ``ENVCHECK_NO_CACHE`` is true (1/true/yes/on; 0/false/no/off
     or empty keep the cache, anything else is bad input as for any ENVCHECK_* switch — breaker4 F12).
@@ -584,9 +608,9 @@ def _cache_dir() -> Optional[Path]:
         raise UsageError(f"$ENVCHECK_NO_CACHE is a switch: give true or false, not {os.environ['ENVCHECK_NO_CACHE']!r}")
     env = os.environ.get("ENVCHECK_CACHE_DIR")
     if env:
-        return Path(env)
+        return env
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "envcheck"
+    return os.path.join(base, "envcheck")
 
 
 #: one file's rows by table name, and every file's by file name (as :mod:`envcheck.matrix.load` returns them)
@@ -598,19 +622,24 @@ _CACHE_TMP_STALE_S = 60.0
 _CACHE_KEEP = 16  # parsed matrices and single files kept (at most a few hundred KiB each); the oldest go first
 
 
-def _prune(folder: Path, keep: int) -> None:
+def _prune(folder: str, keep: int) -> None:
     """Delete all but the ``keep`` most recently written cache files."""
     # (*.pickle: the format of envcheck before 2026-12)
-    found = [*folder.glob("matrix-*.marshal"), *folder.glob("matrix-*.pickle")]
-    files = sorted(found, key=lambda p: p.lstat().st_mtime, reverse=True)
-    for old in files[keep:]:
+    found = [os.path.join(folder, n) for n in _names(folder, ".marshal", "matrix-") + _names(folder, ".pickle", "matrix-")]
+    dated = []
+    for p in found:
         try:
-            old.unlink()
+            dated.append((os.lstat(p).st_mtime, p))
+        except OSError:
+            pass
+    for _, old in sorted(dated, reverse=True)[keep:]:
+        try:
+            os.unlink(old)
         except OSError:
             pass
 
 
-def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...],
+def _parse_with_cache(directory: str, stamp: Tuple[Tuple[str, int, int], ...],
                       extra: Tuple[str, ...] = ()) -> Tuple[_Files, Dict[str, int]]:
     """Parsed rows of every file and the GPU-name lookup (:meth:`Matrix.gpu_key_positions`), from the
     cache (:func:`_cached`) keyed by the files' names, sizes and mtimes.
@@ -619,18 +648,20 @@ def _parse_with_cache(directory: Path, stamp: Tuple[Tuple[str, int, int], ...],
     change to a file (or to envcheck) changes the key, so a stale cache is never used.
     """
     def parse() -> Tuple[_Files, Dict[str, object]]:
+        from pathlib import Path
+
         from envcheck.matrix.load import load_dir, load_file  # TOML parsing: only on a cache miss
 
-        files = dict(load_dir(directory))
+        files = dict(load_dir(Path(directory)))
         for p in extra:  # the user's generated index files replace shipped ones of the same name
-            files[Path(p).name] = load_file(Path(p))
+            files[os.path.basename(p)] = load_file(Path(p))
         return files, {"gpu_keys": Matrix(directory, files).gpu_key_positions()}
 
-    files, derived = _cached((str(directory), stamp, extra), parse)
+    files, derived = _cached((directory, stamp, extra), parse)
     return files, cast(Dict[str, int], derived["gpu_keys"])
 
 
-def load_file_cached(path: Path) -> Mapping[str, list]:
+def load_file_cached(path: str | os.PathLike[str]) -> Mapping[str, list]:
     """One matrix file's rows (:func:`envcheck.matrix.load.load_file`), through the same cache as
     :func:`load_matrix`, keyed by the file's path, size and mtime: for the small tables read on
     every start (the CPU names of ``platforms.toml``) without a TOML parse each time.
@@ -639,12 +670,14 @@ def load_file_cached(path: Path) -> Mapping[str, list]:
         DataFileError: a missing or malformed file.
     """
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
+        from pathlib import Path
+
         from envcheck.matrix.load import load_file
 
-        return load_file(path)  # the loader's own error
-    return _file_rows(str(path), st.st_size, st.st_mtime_ns)
+        return load_file(Path(path))  # the loader's own error
+    return _file_rows(os.fspath(path), st.st_size, st.st_mtime_ns)
 
 
 @lru_cache(maxsize=32)
@@ -652,11 +685,13 @@ def _file_rows(path: str, size: int, mtime_ns: int) -> Mapping[str, list]:
     """:func:`load_file_cached` once per process and file version (probe and the CPU-name table
     both read platforms.toml)."""
     def parse() -> Tuple[_Files, Dict[str, object]]:
+        from pathlib import Path
+
         from envcheck.matrix.load import load_file
 
         return {name: load_file(Path(path))}, {}
 
-    name = Path(path).name
+    name = os.path.basename(path)
     return _cached((path, size, mtime_ns), parse)[0][name]
 
 
@@ -687,10 +722,10 @@ def _cached(parts: object, parse: Callable[[], Tuple[_Files, Dict[str, object]]]
 
     cache = _cache_dir()
     here = os.path.dirname(__file__)
-    code = tuple((n, os.stat(os.path.join(here, n)).st_mtime_ns) for n in _names(Path(here), ".py"))
+    code = tuple((n, os.stat(os.path.join(here, n)).st_mtime_ns) for n in _names(here, ".py"))
     key = repr((__version__, sys.version, code, parts))
     raw = key.encode("utf-8", "surrogateescape")
-    path = cache / f"matrix-{zlib.crc32(raw):08x}{len(raw):05x}.marshal" if cache else None
+    path = os.path.join(cache, f"matrix-{zlib.crc32(raw):08x}{len(raw):05x}.marshal") if cache else None
 
     fresh: List[Tuple[_Files, Dict[str, object]]] = []
 
@@ -717,7 +752,7 @@ def _cached(parts: object, parse: Callable[[], Tuple[_Files, Dict[str, object]]]
     return parse_and_store()
 
 
-def _read_cache(path: Path) -> bytes:
+def _read_cache(path: str) -> bytes:
     """The cache file's bytes, read only from a regular file named directly (not through a symbolic
     link), at most :data:`_CACHE_CAP` bytes, without waiting on a FIFO.
 
@@ -729,7 +764,7 @@ def _read_cache(path: Path) -> bytes:
     return read_input(path, "cache", cap=_CACHE_CAP, follow=False)
 
 
-def _store(path: Path, key: str, files: _Files, derived: Dict[str, object]) -> None:
+def _store(path: str, key: str, files: _Files, derived: Dict[str, object]) -> None:
     """Write the cache file (:func:`_cached`'s format); a folder that cannot take it (read-only, not a
     folder, something odd at the name) is fine: just no cache."""
     import marshal
@@ -740,8 +775,8 @@ def _store(path: Path, key: str, files: _Files, derived: Dict[str, object]) -> N
     try:
         payload = marshal.dumps((key, _plain(files), derived))
         write_file_interruptible(path, zlib.crc32(payload).to_bytes(4, "big") + payload, flag="cache")
-        _prune(path.parent, keep=_CACHE_KEEP)
-        sweep_temp_files(path.parent, older_than_s=_CACHE_TMP_STALE_S)
+        _prune(os.path.dirname(path), keep=_CACHE_KEEP)
+        sweep_temp_files(os.path.dirname(path), older_than_s=_CACHE_TMP_STALE_S)
     except (OSError, UsageError):
         pass
 
@@ -830,11 +865,12 @@ class _StoredTables(Mapping[str, list]):
 
 @lru_cache(maxsize=8)
 def _load_cached(directory: str, stamp: Tuple[Tuple[str, int, int], ...], extra: Tuple[str, ...] = ()) -> Matrix:
-    files, gpu_keys = _parse_with_cache(Path(directory), stamp, extra)
-    return Matrix(Path(directory), files, gpu_keys)
+    files, gpu_keys = _parse_with_cache(directory, stamp, extra)
+    return Matrix(directory, files, gpu_keys)
 
 
-def load_matrix(directory: Optional[Path] = None, index_dir: Optional[Path] = None) -> Matrix:
+def load_matrix(directory: str | os.PathLike[str] | None = None,
+                index_dir: str | os.PathLike[str] | None = None) -> Matrix:
     """Load and index every matrix file in ``directory`` plus the ``generated-index-*.toml`` files
     of ``index_dir`` (which replace same-named ones in ``directory``).
 
@@ -846,11 +882,11 @@ def load_matrix(directory: Optional[Path] = None, index_dir: Optional[Path] = No
         DataFileError: a missing folder or a malformed file (names the file and key).
     """
     if index_dir is None and not directory:
-        from envcheck.matrix.userdata import user_index_dir
+        from envcheck.matrix.userdata import user_index_path
 
-        index_dir = user_index_dir()
-    d = Path(directory) if directory else default_matrix_dir()
-    if not d.is_dir():
+        index_dir = user_index_path()
+    d = os.fspath(directory) if directory else _default_matrix_path()
+    if not os.path.isdir(d):
         raise DataFileError(d, "", "matrix folder not found (set --matrices or ENVCHECK_MATRICES)")
     from envcheck.fsutil import recover
 
@@ -860,15 +896,15 @@ def load_matrix(directory: Optional[Path] = None, index_dir: Optional[Path] = No
         raise DataFileError(d, "", "matrix folder holds no *.toml files")
     stamp = tuple((n, st.st_size, st.st_mtime_ns) for n in names for st in (os.stat(os.path.join(d, n)),))
     extra: Tuple[str, ...] = ()
-    root = d.resolve()
-    if index_dir is not None and os.path.realpath(index_dir) != str(root):  # (Path.resolve raises on a link loop)
-        recover(Path(index_dir))
-        extra = tuple(os.path.realpath(os.path.join(index_dir, n)) for n in _user_index_names(Path(index_dir)))
+    root = os.path.realpath(d)
+    if index_dir is not None and os.path.realpath(index_dir) != root:
+        recover(index_dir)
+        extra = tuple(os.path.realpath(os.path.join(index_dir, n)) for n in _user_index_names(os.fspath(index_dir)))
         stamp += tuple((p, st.st_size, st.st_mtime_ns) for p in extra for st in (os.stat(p),))
-    return _load_cached(str(root), stamp, extra)
+    return _load_cached(root, stamp, extra)
 
 
-def _user_index_names(folder: Path) -> List[str]:
+def _user_index_names(folder: str) -> List[str]:
     """The ``generated-index-*.toml`` names in the user's index folder. That data is optional (what
     ``envcheck matrix update`` fetched): a folder that does not exist is silent, one that cannot be
     read (permissions, ``sudo -u`` keeping ``HOME``) is a one-line warning and the shipped data alone
@@ -884,7 +920,7 @@ def _user_index_names(folder: Path) -> List[str]:
     return sorted(n for n in found if n.startswith("generated-index-") and n.endswith(".toml"))
 
 
-def _names(folder: Path, suffix: str, prefix: str = "") -> List[str]:
+def _names(folder: str, suffix: str, prefix: str = "") -> List[str]:
     """The names ``prefix*suffix`` in ``folder``, sorted (``[]`` when it cannot be listed): what
     ``sorted(folder.glob(prefix + "*" + suffix))`` names, without compiling a pattern for each glob on
     every start (more than the listing itself costs)."""

@@ -12,30 +12,47 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
+
+TYPE_CHECKING = False  # pathlib is imported only when a Path is asked for (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
 
 #: environment variable naming the folder (overrides the platform default)
 DATA_DIR_ENV = "ENVCHECK_DATA_DIR"
 
 
-def user_data_dir() -> Path:
-    """envcheck's per-user data folder (see the module docstring); it may not exist yet."""
+def user_data_path() -> str:
+    """envcheck's per-user data folder (see the module docstring), as a string; it may not exist yet."""
     env = os.environ.get(DATA_DIR_ENV)
     if env:
-        return Path(env)
-    home = Path(os.path.expanduser("~"))
+        return env
+    home = os.path.expanduser("~")
     if sys.platform == "win32":
         base = os.environ.get("LOCALAPPDATA")
-        return Path(base) / "envcheck" if base else home / "AppData" / "Local" / "envcheck"
+        return os.path.join(base, "envcheck") if base else os.path.join(home, "AppData", "Local", "envcheck")
     if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / "envcheck"
+        return os.path.join(home, "Library", "Application Support", "envcheck")
     base = os.environ.get("XDG_DATA_HOME")
-    return (Path(base) if base and os.path.isabs(base) else home / ".local" / "share") / "envcheck"
+    return os.path.join(base if base and os.path.isabs(base) else os.path.join(home, ".local", "share"), "envcheck")
+
+
+def user_data_dir() -> Path:
+    """:func:`user_data_path` as a :class:`pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(user_data_path())
+
+
+def user_index_path(data_dir: os.PathLike[str] | str | None = None) -> str:
+    """Where ``envcheck matrix update`` writes ``generated-index-*.toml`` and ``plan`` reads them:
+    ``index/`` of the data folder — ``data_dir`` (``matrix update --data-dir``) when given, else
+    :func:`user_data_path` (``$ENVCHECK_DATA_DIR``…). One rule for the flag and the variable: a
+    folder named either way means the same place (breaker3 F10)."""
+    return os.path.join(os.fspath(data_dir) if data_dir else user_data_path(), "index")
 
 
 def user_index_dir(data_dir: os.PathLike[str] | str | None = None) -> Path:
-    """Where ``envcheck matrix update`` writes ``generated-index-*.toml`` and ``plan`` reads them:
-    ``index/`` of the data folder — ``data_dir`` (``matrix update --data-dir``) when given, else
-    :func:`user_data_dir` (``$ENVCHECK_DATA_DIR``…). One rule for the flag and the variable: a
-    folder named either way means the same place (breaker3 F10)."""
-    return (Path(data_dir) if data_dir else user_data_dir()) / "index"
+    """:func:`user_index_path` as a :class:`pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(user_index_path(data_dir))

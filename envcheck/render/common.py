@@ -6,7 +6,7 @@ from string import Template
 
 from envcheck import __version__
 from envcheck.edge import comment_text
-from envcheck.matrix import resource_dir
+from envcheck.matrix import resource_path
 from envcheck.matrix.model import vkey
 from envcheck.resolve.plan import Plan
 from envcheck.resolve.rules import name_of
@@ -132,7 +132,10 @@ def template(folder: str, name: str) -> Template:
     Raises:
         FileNotFoundError: the template is missing (a packaging bug).
     """
-    return Template((resource_dir(folder) / name).read_text(encoding="utf-8"))
+    import os
+
+    with open(os.path.join(resource_path(folder), name), encoding="utf-8") as fh:
+        return Template(fh.read())
 
 
 def version() -> str:

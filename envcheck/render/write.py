@@ -8,11 +8,12 @@ from envcheck import fsutil
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
 if TYPE_CHECKING:  # pragma: no cover
-    from pathlib import Path
     from typing import Dict, List
 
+    from envcheck.fsutil import PathLike
 
-def check_output_file(path: Path, force: bool = False, flag: str = "-o") -> Path:
+
+def check_output_file(path: PathLike, force: bool = False, flag: str = "-o") -> str:
     """Check, before any work is done, that ``path`` can be written by :func:`write_output_file`.
 
     Raises:
@@ -23,7 +24,7 @@ def check_output_file(path: Path, force: bool = False, flag: str = "-o") -> Path
     return fsutil.check_target(path, force, flag)
 
 
-def write_output_file(path: Path, text: str, force: bool = False, flag: str = "-o") -> Path:
+def write_output_file(path: PathLike, text: str, force: bool = False, flag: str = "-o") -> str:
     """Write one user-named file atomically, creating its folder if needed.
 
     Raises:
@@ -33,7 +34,7 @@ def write_output_file(path: Path, text: str, force: bool = False, flag: str = "-
     return fsutil.write_file(path, text, force, flag)
 
 
-def write_outputs(directory: Path, files: Dict[str, str], force: bool = False) -> List[Path]:
+def write_outputs(directory: PathLike, files: Dict[str, str], force: bool = False) -> List[str]:
     """Write ``files`` (name → text) into ``directory``, all or nothing (see :func:`fsutil.write_set`).
 
     Raises:

@@ -35,12 +35,13 @@ def parse_mirrors(values: Sequence[str]) -> List[Tuple[str, str]]:
         UsageError: not an http(s)/file URL.
     """
     import sys
-    from urllib.parse import urlsplit
 
     from envcheck.edge import CREDENTIALS_HINT, check_url, split_credentials
 
     out = []
     for v in values:
+        from urllib.parse import urlsplit  # only with a --mirror (~3 ms of imports: #9)
+
         if not isinstance(v, str):
             raise UsageError("--mirror: give a URL")
         prefix, _, url = v.rpartition("=") if "=" in v and v.split("=", 1)[0].startswith(("http", "file")) else ("", "", v)
@@ -179,13 +180,13 @@ class Plan:
 
     def hosts(self) -> List[str]:
         """The hosts a firewall must allow for this plan's installs (none for an offline plan)."""
-        from urllib.parse import urlsplit
+        from envcheck.edge import host_of
 
         if self.offline:
             return []
         out: List[str] = []
         if self.build.channel != "pypi":
-            host = urlsplit(self.index_url).hostname
+            host = host_of(self.index_url)
             if host:
                 out.append(host)
         if self.build.channel == "pypi" or self.index_kind == "find-links":

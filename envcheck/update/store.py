@@ -210,7 +210,7 @@ def diff(old: Optional[Sequence[IndexWheels]], new: Sequence[IndexWheels]) -> Ch
     return ch
 
 
-def replace_all(directory: Path, texts: Dict[str, str]) -> List[Path]:
+def replace_all(directory: Path, texts: Dict[str, str]) -> List[str]:
     """Write every ``name → text`` into ``directory``, all or nothing — also under SIGKILL: the
     set is committed through :func:`envcheck.fsutil.write_set`, whose journal lets the next run
     roll a half-done set back (and clean its temporary files).

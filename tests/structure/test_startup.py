@@ -82,6 +82,9 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     assert "json" not in mods
     # a machine file's schema tables: only for --machine FILE
     assert "envcheck.machine.io" not in mods
+    # paths are strings on a plan's way (fsutil, matrix): pathlib imports urllib.parse and ipaddress
+    # (~5 ms); the plain index URL is checked without urllib (edge._PLAIN_URL)
+    assert not mods & {"pathlib", "urllib.parse", "ipaddress", "fnmatch"}
 
 
 PROGRAM = ("import sys\nfrom envcheck.entry import main\nsys.argv[0] = 'envcheck'\ncode = main()\n"
@@ -117,6 +120,7 @@ def test_planning_into_a_new_folder_imports_no_json_nor_signal(tmp_path):
     assert (tmp_path / "new" / "envcheck.lock.toml").is_file(), res.stderr
     mods = set(res.stderr.rsplit("MODULES ", 1)[1].split())
     assert "json" not in mods
+    assert "pathlib" not in mods  # the set's transaction folder is made with os.path (fsutil)
     # the commit's SIGTERM/SIGHUP handlers through the built-in _signal (signal wraps it in enums)
     assert "signal" not in mods
 
