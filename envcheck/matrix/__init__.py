@@ -285,7 +285,7 @@ class Matrix:
         key = ("toolkit", cuda)
         if key not in self._memo:
             self._memo[key] = self._toolkit(cuda)
-        return cast(Optional[m.Toolkit], self._memo[key])
+        return cast("Optional[m.Toolkit]", self._memo[key])
 
     def _toolkit(self, cuda: str) -> Optional[m.Toolkit]:
         want = vkey(cuda)
@@ -326,7 +326,7 @@ class Matrix:
         key = ("glibc_floor", wheel_tag)
         if key not in self._memo:
             self._memo[key] = self._glibc_floor(wheel_tag)
-        return cast(Optional[str], self._memo[key])
+        return cast("Optional[str]", self._memo[key])
 
     def _glibc_floor(self, wheel_tag: str) -> Optional[str]:
         floors = []
@@ -577,7 +577,7 @@ class Matrix:
         if key not in self._memo:
             self._memo[key] = next((self.releases[i + 1] if i + 1 < len(self.releases) else None
                                     for i, r in enumerate(self.releases) if r.version == version), None)
-        return cast(Optional[m.Release], self._memo[key])
+        return cast("Optional[m.Release]", self._memo[key])
 
     def versions(self) -> List[str]:
         return [r.version for r in self.releases]

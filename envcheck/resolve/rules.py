@@ -902,10 +902,13 @@ def run_checks(cands: Sequence[Candidate], ctx: Context) -> None:
         else:
             reasons, warnings = [], []
             for step in steps:
-                r, w = step if step.__class__ is tuple else added[step]
+                r, w = step if step.__class__ is tuple else added.get(step, _NOTHING)
                 reasons += r
                 warnings += w
         c.take(reasons, warnings, {**facts, **py_facts} if facts and py_facts else facts or py_facts)
+
+
+_NOTHING: tuple = ((), ())  # a per-Python check that found nothing
 
 
 def _order(checks: Sequence[Callable[[Candidate, Context], None]]) -> list:
@@ -960,5 +963,6 @@ def _python_findings(c: Candidate, ctx: Context) -> tuple:
     for check in PER_PYTHON:
         nr, nw = len(probe.reasons), len(probe.warnings)
         check(probe, ctx)
-        added[check] = (probe.reasons[nr:], probe.warnings[nw:])
+        if len(probe.reasons) > nr or len(probe.warnings) > nw:
+            added[check] = (probe.reasons[nr:], probe.warnings[nw:])
     return added, (probe.reasons, probe.warnings), probe.noted
