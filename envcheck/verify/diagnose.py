@@ -19,7 +19,7 @@ from envcheck.matrix.model import vkey
 from envcheck.verify.context import Context, option_words, short_list, site_of
 from envcheck.lock import Lock
 from envcheck.verify.checks import BY_NAME, CHECKS
-from envcheck.verify.facts import Facts, public_version
+from envcheck.verify.facts import Facts, build_words, public_version, same_build
 from envcheck.verify.rules import (
     HELPERS,
     Garbled,
@@ -681,6 +681,9 @@ def lock_differences(ctx: Context, lock: Lock) -> List[Tuple[str, bool, Optional
             out.append((f"{pkg}: lock {exp[pkg]}, not installed", True, pkg))
         elif have and public_version(have) != public_version(str(exp[pkg])):
             out.append((f"{pkg}: lock {exp[pkg]}, installed {have}", True, None))
+        elif have and not same_build(have, str(exp[pkg])):  # same release, another build (newcomer5 #1)
+            out.append((f"{pkg}: lock {exp[pkg]}, installed {have} — {build_words(have)}, not the lock's",
+                        True, None))
     if exp.get("numpy") and "packages" in f.data:  # the NumPy the plan installs (matrices/numpy.toml)
         from envcheck.verify.context import satisfies
 

@@ -172,6 +172,27 @@ def public_version(version: Optional[str]) -> str:
     return (version or "").split("+", 1)[0]
 
 
+def local_label(version: Optional[str]) -> str:
+    """``"0.28.0+cpu"`` → ``"cpu"``; ``"0.28.0"`` → ``""``."""
+    return (version or "").partition("+")[2]
+
+
+def same_build(have: Optional[str], want: Optional[str]) -> bool:
+    """Whether the installed version ``have`` is the build ``want`` pins: where ``want`` carries a
+    local label (``+cpu``, ``+cu130``, ``+rocm6.4``), ``have`` must carry it too (a longer label that
+    extends it after a dot, ``rocm6.4.1.git…``, is the same build); a pin without a label accepts any."""
+    want_label = local_label(want)
+    have_label = local_label(have)
+    return not want_label or have_label == want_label or have_label.startswith(want_label + ".")
+
+
+def build_words(version: str) -> str:
+    """``2.13.0+cpu`` → ``the +cpu build``; a version without a local label → the index's default wheel."""
+    label = local_label(version)
+    return (f"the +{label} build" if label else
+            "the build without a local label (the package index's default wheel — on Linux x86_64 PyPI's is a CUDA build)")
+
+
 def variant_of(version: Optional[str], cuda: Optional[str], hip: Optional[str],
                xpu: Optional[str] = None) -> Optional[str]:
     """The build variant: the local label (``cu128``, ``rocm6.4.1.git…`` → ``rocm6.4.1``), else

@@ -18,7 +18,7 @@ from envcheck.errors import DataFileError
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import Diagnosis, Tolerance, vkey
 from envcheck.verify.context import Context, gfx_of, short_list, site_of, sm_of
-from envcheck.verify.facts import public_version
+from envcheck.verify.facts import build_words, local_label, public_version
 
 RULES_FILE = "diagnoses.toml"
 
@@ -722,7 +722,14 @@ def companion_cause(ctx: Context) -> str:
                 "release pairs with exactly one torch release.")
     want = _requires_torch(ctx, pkg) or _pair_for(ctx, pkg, version)
     text = f"{pkg} {version} is built for torch {want}" if want else f"{pkg} {version} is built for another torch"
-    if loaded:
+    if loaded and want and public_version(want) == public_version(loaded):
+        # the same release: compare builds (local labels), not releases (newcomer5 #1)
+        if local_label(loaded) != local_label(version):
+            text += (f" — the release loaded, but another build: the torch loaded is {build_words(loaded)} and "
+                     f"{pkg} {version} is {build_words(version)}")
+        else:
+            text += f" — the release and build loaded ({loaded})"
+    elif loaded:
         text += f", but the torch loaded is {loaded}"
         f = ctx.facts.torch.get("file")
         if f:
