@@ -41,7 +41,8 @@ checks (in report order):
 {checks}
 
 tiers: --tier quick runs import_torch, cuda_build, environment, arch_compat, driver, lock, allocation,
-matmul (seconds); --tier full (the default) runs every check. --checks/--skip narrow either.
+matmul, torchvision_compat, torchaudio_compat (seconds); --tier full (the default) runs every check.
+--checks/--skip narrow either.
 
 Each check runs in a worker process with a timeout: a hang, a crash (the signal is named) or an
 exception is that check's result, and a fresh worker runs the rest. On a machine without a GPU the

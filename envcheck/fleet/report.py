@@ -33,8 +33,12 @@ SCHEMA = 1
 
 #: ``--tier quick``: seconds, fit for a Slurm prolog or an init container — torch imports, the
 #: build, the arch list and the driver fit the GPUs, the environment (wheels of two CUDA majors, a
-#: shadowing library, a small /dev/shm), memory can be had, one matmul is right.
-QUICK_CHECKS = ("import_torch", "cuda_build", "environment", "arch_compat", "driver", "lock", "allocation", "matmul")
+#: shadowing library, a small /dev/shm), memory can be had, one matmul is right — and the installed
+#: torchvision/torchaudio import and run one op: the lock check reads their probes, so the quick tier
+#: collected them anyway, and a node where ``import torchvision`` fails must fail the prolog
+#: (newcomer5 #2); in report order.
+QUICK_CHECKS = ("import_torch", "cuda_build", "environment", "arch_compat", "driver", "lock", "allocation", "matmul",
+                "torchvision_compat", "torchaudio_compat")
 
 #: Environment variables that name the node, most specific first (Slurm, a Kubernetes pod given
 #: ``spec.nodeName`` through the downward API, then the usual shell ones).

@@ -89,7 +89,8 @@ def test_quick_tier_runs_the_quick_checks(tmp_path):
     r = run_cli(["verify", "--facts", str(CASES / "C01.json"), "--tier", "quick", "--json",
                  "--report", str(tmp_path / "q.json")])
     names = [c["name"] for c in r.json()["checks"]]
-    assert names == ["import_torch", "cuda_build", "environment", "arch_compat", "driver", "lock", "allocation", "matmul"]
+    assert names == ["import_torch", "cuda_build", "environment", "arch_compat", "driver", "lock", "allocation", "matmul",
+                     "torchvision_compat", "torchaudio_compat"]  # newcomer5 #2: a broken companion fails the prolog
     assert json.loads((tmp_path / "q.json").read_text())["tier"] == "quick"
     full = run_cli(["verify", "--facts", str(CASES / "C01.json"), "--tier", "full", "--json"])
     assert "torch_compile" in [c["name"] for c in full.json()["checks"]]

@@ -2,8 +2,9 @@
 missing fails the lock check like a wrong version (newcomer3 #10) — with real venvs and real torch.
 
 The venv here has torch 2.13.0 and torchvision 0.29.0 installed with ``--no-deps`` (torchvision 0.29
-is built for torch 2.14): the full tier fails ``torchvision_compat``; the quick tier does not judge it,
-though it collects it (its ``lock`` check reads the companions).
+is built for torch 2.14): every tier fails ``torchvision_compat`` — the quick tier too (newcomer5 #2:
+it collected the failure for its ``lock`` check but did not judge it, so a node where
+``import torchvision`` fails passed a quick-tier Slurm prolog with exit 0).
 """
 
 from __future__ import annotations
@@ -39,19 +40,21 @@ def quick(tv_venv, tmp_path_factory):
 
 def test_replayed_quick_facts_give_the_quick_verdict(quick):
     live, saved = quick
-    assert live.code == 0, live.out + live.err
-    # the quick tier collected torchvision's probe, which the full tier would judge a failure
+    # the quick tier judges torchvision's probe: a companion that does not work fails the prolog
+    assert live.code == 1, live.out + live.err
+    judged = {c["name"]: c for c in live.json()["checks"]}
+    assert judged["torchvision_compat"]["status"] == "fail", judged["torchvision_compat"]
+    assert judged["torchaudio_compat"]["status"] == "skip", judged["torchaudio_compat"]
     facts = json.loads(saved.read_text())
     assert facts["runs"]["torchvision_compat"]["outcome"] in ("ok", "error", "crash")
     assert facts["collector"]["tier"] == "quick"
     assert facts["collector"]["checks"] == [c["name"] for c in live.json()["checks"]]
     replay = run_cli(["verify", "--facts", str(saved), "--json"])
-    assert replay.code == 0, replay.out + replay.err
+    assert replay.code == 1, replay.out + replay.err
     assert [c["name"] for c in replay.json()["checks"]] == [c["name"] for c in live.json()["checks"]]
-    assert "torchvision_compat" not in [c["name"] for c in replay.json()["checks"]]
     # the node report from the replay carries the tier the facts were judged with
     out = saved.parent / "node.json"
-    assert run_cli(["verify", "--facts", str(saved), "--report", str(out), "--host", "n1"]).code == 0
+    assert run_cli(["verify", "--facts", str(saved), "--report", str(out), "--host", "n1"]).code == 1
     assert json.loads(out.read_text())["tier"] == "quick"
 
 
@@ -67,9 +70,10 @@ def test_an_explicit_tier_still_wins(quick):
 
 def test_skip_narrows_the_recorded_checks(quick):
     _, saved = quick
-    r = run_cli(["verify", "--facts", str(saved), "--skip", "matmul", "--json"])
+    r = run_cli(["verify", "--facts", str(saved), "--skip", "matmul,torchvision_compat", "--json"])
     names = [c["name"] for c in r.json()["checks"]]
     assert "matmul" not in names and "torchvision_compat" not in names and "import_torch" in names
+    assert r.code == 0, r.out  # the failing check skipped: what is left passes
     bad = run_cli(["verify", "--facts", str(saved), "--skip", ",".join(json.loads(saved.read_text())["collector"]["checks"])])
     assert bad.code == 2 and "--skip leaves none of the checks these facts were judged with" in bad.err
 
@@ -84,7 +88,7 @@ def test_a_whole_json_report_replays_its_own_checks(quick, tmp_path):
     report = tmp_path / "node07.json"
     report.write_text(json.dumps(doc))
     replay = run_cli(["verify", "--facts", str(report), "--json"])
-    assert replay.code == 0, replay.out
+    assert replay.code == live.code == 1, replay.out
     assert [c["name"] for c in replay.json()["checks"]] == [c["name"] for c in doc["checks"]]
 
 
