@@ -50,7 +50,7 @@ def explain(text: str, matrix: Any, machine: Any = None, facts: Any = None) -> l
     from envcheck.verify.rules import load_rules, match, text_hints
 
     rules = load_rules(matrix)
-    ctx = Context(facts or Facts(), matrix, None, machine, hints=text_hints(rules, text))
+    ctx = Context(facts or Facts(), matrix, None, machine, hints=text_hints(rules, text, matrix))
     return match(rules, text, ctx, check=None, first=False)
 
 

@@ -60,7 +60,8 @@ def gpus_from_facts(facts: Facts, hints: Mapping[str, str], base: Optional[Machi
     if arch:  # named by the explained text ("… CUDA capability sm_120 is not compatible …")
         known = matrix.gpus_with_arch(arch) if matrix is not None else []
         vendor = "amd" if arch.startswith("gfx") else "nvidia"
-        return [GpuDevice(vendor, known[0].name if known else arch, arch, how="the explained text")]
+        name = hints.get("gpu_name") or (known[0].name if known else arch)  # the GPU the text names, if any
+        return [GpuDevice(vendor, name, arch, how="the explained text")]
     return list(base.served_gpus) if base else []
 
 

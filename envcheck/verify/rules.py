@@ -155,10 +155,11 @@ class _Values(dict):
         return value
 
 
-def text_hints(rules: List[Diagnosis], text: str) -> Dict[str, str]:
+def text_hints(rules: List[Diagnosis], text: str, matrix: Optional[Matrix] = None) -> Dict[str, str]:
     """Facts the text itself states, for ``explain``: ``{"cuda_driver_max": "12.8"}`` from the
     ``found`` group of a rule ("found version 12080"), ``{"gpu_arch": "sm_120"}`` from an ``sm``
-    group; a garbled value gives nothing."""
+    group, and (given the ``matrix``) ``{"gpu_name": "GeForce RTX 5070 Ti"}``: the GPU of that
+    architecture the text names (:func:`gpu_named_in`); a garbled value gives nothing."""
     hints: Dict[str, str] = {}
     read = {"found": ("cuda_driver_max", _cuda_of_code), "sm": ("gpu_arch", _plausible_sm)}
     for rule in rules:
@@ -173,7 +174,28 @@ def text_hints(rules: List[Diagnosis], text: str) -> Dict[str, str]:
                 if value:
                     hints[key] = value
     hints.update({k: v for k, v in platform_hints(text).items() if k not in hints})
+    named = gpu_named_in(matrix, hints["gpu_arch"], text) if matrix is not None and hints.get("gpu_arch") else None
+    if named:
+        hints["gpu_name"] = named
     return hints
+
+
+def gpu_named_in(matrix: Matrix, arch: str, text: str) -> Optional[str]:
+    """The GPU of architecture ``arch`` that ``text`` names, by its most specific name: the longest
+    name or alias on record found in the text as whole words ("RTX 5070 Ti" is not "RTX 5070", and
+    neither is the first sm_120 GPU on record, the RTX 5090 — newcomer5 #5); ``None`` when the text
+    names none of them."""
+    best: Tuple[int, Optional[str]] = (0, None)
+    for g in matrix.gpus_with_arch(arch):
+        for name in (g.name, *g.aliases):
+            words = re.findall(r"[A-Za-z0-9]+", name)
+            if not words or not any(w.isdigit() or re.search(r"\d", w) for w in words):
+                continue  # a name without a model number ("Titan") says too little on its own
+            m = re.search(r"(?<![A-Za-z0-9])" + r"[\s_-]*".join(map(re.escape, words)) + r"(?![A-Za-z0-9])",
+                          text[:20000], re.I)
+            if m and len(m.group(0)) > best[0]:
+                best = (len(m.group(0)), g.name)
+    return best[1]
 
 
 #: What a pasted text shows about the machine it came from, strongest evidence first. Paths are
@@ -244,7 +266,7 @@ def family_table(rules: List[Diagnosis], matrix: Matrix) -> List[Dict[str, Any]]
     for r in rules:
         if r.id == "distributed-hang":  # envcheck's own timeout note, not a message people paste
             continue
-        ctx = Context(Facts(), matrix, hints=text_hints(rules, r.example))
+        ctx = Context(Facts(), matrix, hints=text_hints(rules, r.example, matrix))
         m = re.search(r.pattern, r.example)
         f = render(r, m, ctx) if m else None
         out.append({"family": r.id, "evidence": r.evidence or f"message: `{r.example.splitlines()[0][:160]}`",
