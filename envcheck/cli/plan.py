@@ -312,7 +312,7 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
         w(wrap(f"    or       {a}", 13))
     total = len(plan.recipe)
     w(f"\n  recipe ({total} steps, in order; --format script writes them as install.sh / install.ps1):\n")
-    from envcheck.render.recipe import FIRST_STEP, pasteable_env
+    from envcheck.render.recipe import FIRST_STEP, pasteable_env, pasted_block
     from envcheck.resolve.recipe import LOCK_NAME
 
     first = pasteable_env(plan)
@@ -324,12 +324,8 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
         w(wrap(f"  {i:>2}. {st.marker} — {st.title}  [{st.where}]", 6))
         if st.url:
             w(f"      page: {st.url}\n")
-        lines = st.lines()
-        if len(lines) > 1 and st.kind == "post-install":  # a subshell: a `cd` in the step stays there
-            w("      (\n" + "".join(f"        {ln.strip()}\n" for ln in lines) + "      )\n")
-        else:
-            for ln in lines:
-                w(f"      $ {ln.strip()}\n")
+        # as pasted: a step that would leave the shell (exit) or move it (cd) runs in a subshell
+        w("".join(ln + "\n" for ln in pasted_block(st)))
         if st.check and st.shell == "manual":
             w(f"      check: {st.check.strip()}\n")
         if st.kind == "verify" and not any(str(f).endswith(LOCK_NAME) for f in written):  # none was written

@@ -14,6 +14,7 @@ lock of another plan that happens to sit beside it.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from envcheck.resolve.plan import Plan
@@ -62,6 +63,25 @@ FIRST_STEP = ("first, in the shell you paste the steps into — the environment'
               "python first on PATH (install.sh / install.ps1 and the Dockerfile set the same)")
 
 
+#: a command that ends the shell it runs in: ``exit`` as a word of its own (not ``sys.exit(``, ``$?``)
+_EXIT = re.compile(r"(?<![\w.$-])exit(?![\w-])")
+
+
+def pasted_block(s: RecipeStep, pad: str = "      ") -> List[str]:
+    """A step's commands as a person pastes them into an interactive shell: ``$ `` lines, or — for
+    a step that would leave that shell (an ``exit``, which closes a terminal or an SSH session:
+    newcomer5 #3) or change its folder (a multi-line post-install step's ``cd``) — one ``( … )``
+    subshell, as install.sh runs every step; the step's ``export`` lines stay outside it, so the
+    variables reach the shell."""
+    lines = [ln.strip() for ln in s.lines()]
+    if s.shell == "bash" and (any(_EXIT.search(ln) for ln in lines) or (s.kind == "post-install" and len(lines) > 1)):
+        env = {f"export {k}={shlex.quote(v)}" for k, v in s.env.items()}
+        run = [ln for ln in lines if ln not in env]
+        return [pad + "("] + [pad + "  " + ln for ln in run] + [pad + ")"] + [
+            f"{pad}$ {ln}" for ln in lines if ln in env]
+    return [f"{pad}$ {ln}" for ln in lines]
+
+
 def script_name(plan: Plan) -> str:
     """``install.ps1`` for a Windows plan, ``install.sh`` otherwise (Linux, WSL, macOS)."""
     return "install.ps1" if plan.machine.os == "windows" and not plan.machine.wsl else "install.sh"
@@ -82,7 +102,7 @@ def recipe_comment(plan: Plan, prefix: str = "# ", commands: bool = True, venv: 
         if s.url:
             lines.append(f"      page: {s.url}")
         if commands:
-            lines += [f"      $ {ln.strip()}" for ln in s.lines()]
+            lines += pasted_block(s)
         if s.check:
             lines.append(f"      check: {s.check.strip()}")
     return "\n".join(prefix + ln for ln in lines)

@@ -487,6 +487,20 @@ def test_compiler_step_follows_the_distribution(matrix, name, key):
     assert ("apt-get" in render(p, ["script"])["install.sh"]) == (name == "cpu-ubuntu")
 
 
+def pasted_lines(text):
+    """What a person pastes from printed steps: each ``$ `` line, and each ``( … )`` block whole (a
+    step that would exit or move the shell runs in a subshell: newcomer5 #3)."""
+    out, depth = [], 0
+    for ln in text.splitlines():
+        s = ln.strip()
+        if s == "(" or (depth and s):
+            depth += (s == "(") - (s == ")")
+            out.append(s)
+        elif s.startswith("$ "):
+            out.append(s[2:])
+    return out
+
+
 @pytest.mark.subprocess
 def test_the_printed_steps_paste_into_a_shell_as_they_are(cli, tmp_path):
     """newcomer3 #12: the terminal recipe made "$VENV" and then ran `python -m pip install …` with VENV
@@ -507,7 +521,7 @@ def test_the_printed_steps_paste_into_a_shell_as_they_are(cli, tmp_path):
     assert BASH_PATH in script  # the same line as install.sh's header
     steps = re.split(r"\n +\d+\. \[", text[text.index("   0. first"):])
     by_kind = {s.split("]", 1)[0]: s for s in steps[1:]}
-    pasted = [ln.strip()[2:] for ln in (steps[0] + "\n" + by_kind["python"]).splitlines() if ln.strip().startswith("$ ")]
+    pasted = pasted_lines(steps[0] + "\n" + by_kind["python"])
     install = [ln.strip()[2:] for ln in by_kind["install"].splitlines() if ln.strip().startswith("$ ")]
     assert len(install) == 1 and install[0].startswith("python -m pip install ")
     # the verify step reads envcheck.lock.toml, which only -o writes: the printed form says so
@@ -543,8 +557,8 @@ def test_the_commented_steps_paste_into_a_shell_as_they_are(cli, tmp_path, fmt, 
     steps = re.split(r"\n#   \d+/\d+ \[", block)
     assert '#       $ VENV="${VENV:-$PWD/.venv}"' in steps[0] and '#       $ export PATH="$VENV/bin:$PATH"' in steps[0]
     by_kind = {s.split("]", 1)[0]: s for s in steps[1:]}
-    pasted = [ln.split("$ ", 1)[1] for ln in (steps[0] + "\n" + by_kind["python"]).splitlines()
-              if ln.startswith("#       $ ")]
+    pasted = pasted_lines("\n".join(ln[1:] for ln in (steps[0] + "\n" + by_kind["python"]).splitlines()
+                                     if ln.startswith("#       ")))
     env = {k: v for k, v in __import__("os").environ.items() if k not in ("VENV", "VIRTUAL_ENV")}
     work = tmp_path / "w"
     work.mkdir()
