@@ -10,12 +10,15 @@ from envcheck.jsontypes import JSON, JSONObject
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time (start-up, issue #9)
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
-    from typing import Callable, Dict, List, Optional, Sequence, Tuple
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple, cast
 
     from envcheck.machine.model import Machine
     from envcheck.matrix import Matrix
     from envcheck.resolve.plan import Plan
     from envcheck.resolve.types import Request, Resolution
+else:
+    def cast(_type: object, value: object) -> object:  # typing.cast: the value itself
+        return value
 
 #: the target-machine fields that, when any is given, mean "a described machine" (no probe)
 TARGET_FIELDS = ("gpus", "wsl", "os", "arch", "glibc", "distro", "macos")
@@ -262,7 +265,6 @@ def plan(req: PlanRequest) -> PlanResult:
 
 def plan_json(res: Resolution, p: Optional[Plan], files: List[str]) -> JSONObject:
     """The ``plan --json`` object (see DESIGN.md: chosen, candidates, …)."""
-    from typing import cast
     chosen: Optional[JSONObject] = None
     if p is not None:
         c = p.candidate

@@ -8,7 +8,10 @@ read from the data shipped with envcheck (the names do not change with ``--matri
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, Optional, Tuple
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, Optional, Tuple
 
 
 @lru_cache(maxsize=1)

@@ -16,14 +16,18 @@ Both return ``(".key", message)`` — the key the user has to change — or ``No
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 
 from envcheck.jsontypes import JSON
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Mapping, Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from envcheck.matrix import Matrix
 
-Problem = Tuple[str, str]
+if TYPE_CHECKING:  # pragma: no cover
+    Problem = Tuple[str, str]
 
 
 def contradiction(fields: Mapping[str, JSON]) -> Optional[Problem]:

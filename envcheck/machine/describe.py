@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from envcheck.record import replace
-from typing import List, Optional, Sequence, Tuple
 
 from envcheck.errors import UnknownGpuError, UsageError
 from envcheck.machine.arch import cpu_arch
@@ -17,6 +16,10 @@ from envcheck.machine.consistency import amd_driver_store_number
 from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix, printed_target
 from envcheck.matrix.model import vkey
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import List, Optional, Sequence, Tuple
 
 _OS_ALIASES = {
     "linux": "linux", "windows": "windows", "win": "windows", "win32": "windows",

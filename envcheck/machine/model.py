@@ -8,11 +8,14 @@ One type for all three, so ``envcheck probe -o machine.toml`` on a cluster node 
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
 
 from envcheck.record import asdict, field, record
 from envcheck.jsontypes import JSON, JSONObject
 from envcheck.schema import CPU_ARCHES, OSES  # noqa: F401 (the vocabulary, defined once)
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, List, Optional
 
 
 @record

@@ -7,15 +7,22 @@ build's ``cuda`` names, the glibc floor of a wheel tag, which GPU a typed name m
 
 from __future__ import annotations
 
+import collections.abc
 import os
 import re
 import sys
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, cast
 
 from envcheck.errors import DataFileError, UnknownGpuError, UsageError
 from envcheck.matrix import model as m
 from envcheck.matrix.model import vkey
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple, cast
+else:
+    def cast(_type: object, value: object) -> object:  # typing.cast: the value itself
+        return value
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -614,7 +621,8 @@ def _cache_dir() -> Optional[str]:
 
 
 #: one file's rows by table name, and every file's by file name (as :mod:`envcheck.matrix.load` returns them)
-_Files = Mapping[str, Mapping[str, list]]
+if TYPE_CHECKING:  # pragma: no cover
+    _Files = Mapping[str, Mapping[str, list]]
 
 
 #: a cache temporary file this old is a killed writer's (a live one exists for milliseconds)
@@ -658,7 +666,7 @@ def _parse_with_cache(directory: str, stamp: Tuple[Tuple[str, int, int], ...],
         return files, {"gpu_keys": Matrix(directory, files).gpu_key_positions()}
 
     files, derived = _cached((directory, stamp, extra), parse)
-    return files, cast(Dict[str, int], derived["gpu_keys"])
+    return files, cast("Dict[str, int]", derived["gpu_keys"])
 
 
 def load_file_cached(path: str | os.PathLike[str]) -> Mapping[str, list]:
@@ -809,7 +817,7 @@ def _plain(files: _Files) -> Dict[str, Dict[str, bytes]]:
     return out
 
 
-class _StoredTables(Mapping[str, list]):
+class _StoredTables(collections.abc.Mapping[str, list]):
     """One file's tables as the cache stores them (:func:`_plain`): the table names are known at once,
     a table's rows are rebuilt on first access — each a row of its class holding the stored field
     values, made as unpickling makes them (the class's ``__init__`` is not run again: the values are

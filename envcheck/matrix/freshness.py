@@ -9,9 +9,12 @@ the last ``envcheck matrix update`` (generated index files). A plan warns when i
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Optional, Tuple
 
 from envcheck import __version__
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     import datetime as _dt

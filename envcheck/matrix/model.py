@@ -2,36 +2,37 @@
 
 Every row keeps the ``source`` it came from and a ``confidence``; the meaning of each field is
 documented in ``matrices/README.md``. Versions are kept as strings exactly as written in the data
-(``"12.8.0"``, ``"570.124.06"``) and compared through :func:`envcheck.matrix.model.vkey`, which
-wraps :class:`packaging.version.Version`.
+(``"12.8.0"``, ``"570.124.06"``) and compared through :func:`envcheck.matrix.model.vkey`, in the
+order of :class:`packaging.version.Version` (:mod:`envcheck.matrix.version`).
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Mapping, Optional, Tuple
 
-from packaging.version import InvalidVersion, Version
-
+from envcheck.matrix.version import VersionKey
+from envcheck.matrix.version import parse as parse_version
 from envcheck.record import field, record
 from envcheck.schema import CONFIDENCE_LEVELS, PLATFORMS, VENDORS  # noqa: F401 (the vocabulary, defined once)
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Mapping, Optional, Tuple
 
 #: The order of a plan's recipe steps (``[[recipe]] kind``, matrices/README.md "recipe.toml").
 RECIPE_KINDS = ("host", "system", "python", "install", "post-install", "verify")
 
 
 @lru_cache(maxsize=4096)
-def vkey(text: str) -> Version:
-    """Parse a dotted version string (torch, CUDA, driver, glibc, macOS) for comparison.
+def vkey(text: str) -> VersionKey:
+    """Parse a dotted version string (torch, CUDA, driver, glibc, macOS) for comparison, in PEP 440's
+    order as packaging defines it (:mod:`envcheck.matrix.version`).
 
     Raises:
         ValueError: the text is not a version (e.g. ``"570.x"``).
     """
-    try:
-        return Version(text)
-    except InvalidVersion as exc:
-        raise ValueError(f"not a version: {text!r}") from exc
+    return parse_version(text)
 
 
 @lru_cache(maxsize=256)

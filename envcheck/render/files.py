@@ -105,9 +105,9 @@ def _conda_dependencies(plan: Plan) -> List[str]:
 
 def _index_host(plan: Plan) -> str:
     """``download.pytorch.org`` / ``repo.radeon.com`` / ``pypi.org``: where the plan's torch comes from."""
-    from urllib.parse import urlsplit
+    from envcheck.edge import host_of
 
-    return urlsplit(plan.index_url).hostname or plan.index_url or "PyPI"
+    return host_of(plan.index_url) or plan.index_url or "PyPI"
 
 
 def conda_notes(plan: Plan, prefix: str = "# ") -> List[str]:

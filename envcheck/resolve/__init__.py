@@ -26,7 +26,6 @@ ranked by :func:`rank_key` — the one ranking rule (README "How the choice is m
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.machine.model import Machine
 from envcheck.matrix import Matrix
@@ -45,6 +44,10 @@ from envcheck.resolve.rules import (
 )
 from envcheck.resolve.index_only import index_only_candidates
 from envcheck.resolve.types import REASON_CODES, Candidate, Reason, Request, Resolution
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["resolve", "rank_key", "RANKING_RULE", "Request", "Resolution", "Candidate", "Reason", "REASON_CODES"]
 

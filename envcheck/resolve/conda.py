@@ -21,10 +21,13 @@ Where conda-forge has no build for the GPU at all — ROCm, AMD on WSL, Intel XP
 from __future__ import annotations
 
 
-from typing import List, Optional, Tuple
 
 from envcheck.record import record
 from envcheck.matrix.model import CondaForgeRow, vkey
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import List, Optional, Tuple
 
 __all__ = ["CondaChoice", "choose_conda", "select_specs"]
 

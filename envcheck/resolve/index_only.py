@@ -7,12 +7,15 @@ data exists (``matrices/generated-index-*.toml``).
 
 from __future__ import annotations
 
-from typing import List
 
 from envcheck.machine.model import Machine
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import Build, Release
 from envcheck.resolve.types import Candidate
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import List
 
 _CODES = ("release", "no-build")
 

@@ -8,7 +8,6 @@ machine needs, the conda and Docker choices, and what ``verify`` must find later
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.record import field, record
 from envcheck.errors import UsageError
@@ -16,6 +15,10 @@ from envcheck.matrix import Matrix
 from envcheck.matrix.model import BaseImage, Marker, Step, vkey
 from envcheck.resolve.rules import name_of
 from envcheck.resolve.types import Candidate, Resolution
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
     from envcheck.lock import Expect

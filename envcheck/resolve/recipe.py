@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Sequence, Tuple
 
 from envcheck.record import field, record
 from envcheck.jsontypes import JSONObject
 from envcheck.matrix.model import RECIPE_KINDS, RecipeRow, Step, vkey
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 if TYPE_CHECKING:
     from envcheck.matrix import Matrix

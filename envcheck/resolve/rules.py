@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from envcheck.record import field, record
 from envcheck.machine.model import GpuDevice, Machine
@@ -37,11 +36,16 @@ from envcheck.matrix import Matrix
 from envcheck.matrix.model import BlasGap, Build, Companion, CudnnFloor, Release, python_key, vkey
 from envcheck.resolve.types import Candidate, Request
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
+
 OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
 BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "mps": "MPS", "cpu": "CPU"}
 VENDOR_BACKEND = {"nvidia": "cuda", "amd": "rocm", "intel": "xpu", "apple": "mps"}
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}
-T = TypeVar("T")
+if TYPE_CHECKING:  # pragma: no cover
+    T = TypeVar("T")
 
 
 @record

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 from envcheck.record import field, fields, record
@@ -12,6 +11,10 @@ from envcheck.errors import UsageError
 from envcheck.jsontypes import JSONObject
 from envcheck.machine.model import Machine
 from envcheck.matrix.model import Build, Release, RocmWslRelease, TritonWindows
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # packaging.specifiers compiles large regular expressions: only with --torch
     from packaging.specifiers import SpecifierSet

@@ -85,6 +85,9 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     # paths are strings on a plan's way (fsutil, matrix): pathlib imports urllib.parse and ipaddress
     # (~5 ms); the plain index URL is checked without urllib (edge._PLAIN_URL)
     assert not mods & {"pathlib", "urllib.parse", "ipaddress", "fnmatch"}
+    # plain dotted versions are ordered without packaging (envcheck.matrix.version; packaging.version
+    # imports typing: ~7 ms), and typing is only for type checkers in the plan path's modules
+    assert not mods & {"typing", "packaging.version", "packaging"}
 
 
 PROGRAM = ("import sys\nfrom envcheck.entry import main\nsys.argv[0] = 'envcheck'\ncode = main()\n"
