@@ -140,7 +140,7 @@ def test_probe_writes_a_machine_file_it_never_clobbers(tmp_path):
 
     target = tmp_path / "node.toml"
     result = probe(ProbeRequest(docker=False, output=target))
-    assert result.written == target and result.warning is None
+    assert result.written == str(target) and result.warning is None
     assert target.read_text().startswith("# envcheck probe")
     assert load_machine(target).os == result.machine.os == "linux"
     target.write_text("mine")
