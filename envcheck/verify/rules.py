@@ -591,24 +591,30 @@ def glibc_floor(ctx: Context) -> str:
 
 @helper
 def glibc_fix(ctx: Context) -> str:
-    g = ctx.glibc
+    g, need = ctx.glibc, ctx.groups.get("need")
     base = ("glibc belongs to the operating system and cannot be upgraded inside a Python or conda "
             "environment. ")
-    if not g:
-        return base + ("Install a build made for this glibc (`envcheck plan --glibc X.Y` lists them), run torch "
-                       "in a container with a newer glibc, or upgrade the OS.")
-    need = ctx.groups.get("need")
     where = ""
-    if need and vkey(g) >= vkey(need):
-        # this machine is new enough: the error came from one older than `need` — plan for that one
+    if need and (not g or vkey(g) >= vkey(need)):
+        # the machine that raised it has a glibc older than `need` (this one is new enough, or is not
+        # known: --no-probe, another machine's paste) — plan for that one (newcomer5 #4)
         major, minor = (int(x) for x in need.split(".")[:2])
         g = f"{major}.{max(minor - 1, 0)}"
-        where = f"On the machine that raised it (glibc older than {need}): "
+        where = f"On the machine that raised it (glibc older than {need}; `ldd --version` shows which): "
+    if not g:
+        return base + ("Install a build made for your glibc (`ldd --version` shows it; `envcheck plan --glibc "
+                       "<that version>` lists the builds that fit), run torch in a container with a newer glibc, "
+                       "or upgrade the OS.")
     torch = public_version(ctx.facts.torch_version)
     plan, _ = ctx.plan(torch=torch, glibc=g) if torch and ctx.release(torch) else (None, None)
     if plan is None:
         plan, _ = ctx.plan(glibc=g)
-    pick = f" — e.g. {ctx.install_command(plan, reinstall=False)} ({plan.title})" if plan is not None else ""
+    pick = ""
+    if plan is not None:
+        pick = f" — e.g. {ctx.install_command(plan, reinstall=False)} ({plan.title}"
+        if plan.build.variant == "cpu" and not ctx.gpus():
+            pick += "; CPU-only, as no GPU is known here: `--gpu NAME` picks for one"
+        pick += ")"
     return base + (f"{where}Install a build whose wheels need glibc ≤ {g}{pick}; or run torch in a container "
                    f"with a newer glibc (`envcheck plan --format docker`), or upgrade the OS. "
                    f"`envcheck plan --glibc {g}` lists what fits.")

@@ -6,6 +6,12 @@ names. The GPU the text names is read by its most specific name (the longest nam
 record found as whole words). Public reports with these exact warnings: Comfy-Org/ComfyUI#7127 and
 lllyasviel/FramePack#805 (RTX 5070 Ti), lllyasviel/Fooocus#3953 (RTX 5070), pytorch/pytorch#150733
 (RTX 5090 D).
+
+#4: "GLIBC_2.28 not found" explained without this machine's glibc (``--no-probe``, ``--gpu V100``) gave
+a literal `envcheck plan --glibc X.Y` placeholder and no build. The message says the machine that
+raised it has a glibc older than 2.28, so the fix is plan's answer for glibc 2.27: for a V100,
+torch 2.6.0+cu124 — PyTorch 2.6's release notes: only its cu126 / aarch64 / ROCm / XPU builds moved to
+manylinux_2_28, 2.7 moved all (pytorch/pytorch#150724 is the public report of this message).
 """
 
 from __future__ import annotations
@@ -37,3 +43,31 @@ def test_a_text_that_names_no_gpu_still_reads_the_arch(cli):
     r = cli(["explain", "--no-probe", "CUDA error: no kernel image is available for execution on the device\n"
              "GPU with CUDA capability sm_120 is not compatible with the current PyTorch installation."])
     assert r.code == 0 and ", sm_120)" in r.out, r.out
+
+
+GLIBC = ("ImportError: /lib64/libc.so.6: version `GLIBC_2.28' not found (required by "
+         "/opt/venv/lib/python3.10/site-packages/torch/lib/libtorch_python.so)")
+
+
+def _fix(out):
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("fix:") and "glibc" in ln)
+    return line
+
+
+@pytest.mark.parametrize("extra,variant", [(["--no-probe"], "cpu"), (["--no-probe", "--gpu", "V100"], "cu124")])
+def test_glibc_fix_names_a_build_without_this_machines_glibc(cli, extra, variant):
+    r = cli(["explain", *extra, GLIBC])
+    assert r.code == 0, r
+    fix = _fix(r.out)
+    assert "X.Y" not in r.out, fix
+    assert "glibc older than 2.28" in fix and "`envcheck plan --glibc 2.27`" in fix, fix
+    assert f"torch==2.6.0+{variant}" in fix, fix  # plan --glibc 2.27's pick: the last manylinux2014 wheels
+    assert ("CPU-only" in fix) == (variant == "cpu"), fix  # a CPU pick says so, and how to get a GPU one
+
+
+def test_glibc_fix_is_plans_answer_for_that_glibc(cli):
+    """One answer everywhere: the build the fix names is the one `plan --glibc 2.27 --gpu V100` picks."""
+    plan = cli(["plan", "--glibc", "2.27", "--gpu", "V100", "--os", "linux", "--json"])
+    pins = plan.json()["chosen"]["pins"]
+    fix = _fix(cli(["explain", "--no-probe", "--gpu", "V100", GLIBC]).out)
+    assert all(f"{pkg}=={v}" in fix for pkg, v in pins.items()), (pins, fix)
