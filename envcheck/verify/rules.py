@@ -617,7 +617,15 @@ def glibc_fix(ctx: Context) -> str:
         pick += ")"
     return base + (f"{where}Install a build whose wheels need glibc ≤ {g}{pick}; or run torch in a container "
                    f"with a newer glibc (`envcheck plan --format docker`), or upgrade the OS. "
-                   f"`envcheck plan --glibc {g}` lists what fits.")
+                   f"`envcheck plan --glibc {g}{_gpu_flags(ctx)}` lists what fits.")
+
+
+def _gpu_flags(ctx: Context) -> str:
+    """`` --gpu 'Tesla V100-SXM2-16GB'``: the GPUs known here as ``plan`` flags (``""`` when none)."""
+    import shlex
+
+    names = list(dict.fromkeys(g.name for g in ctx.gpus() if g.name))
+    return " --gpu " + " ".join(shlex.quote(n) for n in names) if names else ""
 
 
 def _cuda_major(ctx: Context) -> Optional[str]:
