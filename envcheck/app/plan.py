@@ -79,7 +79,10 @@ class PlanResult:
 
 
 def gpu_names(matrix: Matrix, groups: List[List[str]]) -> List[str]:
-    """``--gpu RTX 4090`` (unquoted) means one GPU; ``--gpu a100 h100`` means two.
+    """``--gpu RTX 4090`` (unquoted) means one GPU; ``--gpu a100 h100`` means two. Only single words are
+    ever joined: a value holding a space was quoted as a whole name, so ``--gpu 'RTX 4090' 'AMD Ryzen 9
+    7940HS w/ Radeon 780M Graphics'`` is two GPUs. (Joined, the APU's ``w/`` split or a ``(gfxN)`` suffix
+    would read the text as one GPU and silently drop the others.)
 
     Raises:
         UnknownGpuError: a name matches no GPU (exit 2, with close matches).
@@ -97,14 +100,15 @@ def gpu_names(matrix: Matrix, groups: List[List[str]]) -> List[str]:
 
     names: List[str] = []
     for tokens in groups:
-        joined = " ".join(tokens)
-        try:
-            known(joined)
-            names.append(joined)
-            continue
-        except UnknownGpuError:
-            if len(tokens) == 1:
-                raise
+        if len(tokens) == 1 or not any(len(tok.split()) > 1 for tok in tokens):
+            joined = " ".join(tokens)
+            try:
+                known(joined)
+                names.append(joined)
+                continue
+            except UnknownGpuError:
+                if len(tokens) == 1:
+                    raise
         for tok in tokens:
             known(tok)
             names.append(tok)

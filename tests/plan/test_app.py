@@ -41,3 +41,27 @@ def test_data_row_flags_without_argparse():
 def test_bad_data_row_flags_name_the_row(flags, message):
     with pytest.raises(UsageError, match="ci_target y: " + message.replace("`", ".").replace("'", ".")):
         request_from_flags(flags, "ci_target y")
+
+
+@pytest.mark.parametrize("values, expected", [
+    # breaker5 F0: lscpu's APU name after a discrete GPU; joined, the `w/` split kept only the 780M
+    (["RTX 4090", "AMD Ryzen 9 7940HS w/ Radeon 780M Graphics"], ["RTX 4090", "AMD Ryzen 9 7940HS w/ Radeon 780M Graphics"]),
+    (["H100", "A100", "AMD Ryzen 9 7940HS w/ Radeon 780M Graphics"],
+     ["H100", "A100", "AMD Ryzen 9 7940HS w/ Radeon 780M Graphics"]),
+    # joined, the `(gfx1100)` suffix read the whole text as one AMD GPU
+    (["RTX 4090", "RX 7900 XTX (gfx1100)"], ["RTX 4090", "RX 7900 XTX (gfx1100)"]),
+    (["RTX", "4090"], ["RTX 4090"]),  # unquoted words of one name are still one GPU
+    (["a100", "h100"], ["a100", "h100"]),
+])
+def test_every_gpu_of_one_flag_is_kept(values, expected):
+    from envcheck.app.plan import gpu_names
+    from envcheck.matrix import load_matrix
+
+    assert gpu_names(load_matrix(), [values]) == expected
+
+
+def test_a_quoted_gpu_is_never_dropped_on_the_command_line():
+    cli = run_cli(["plan", "--gpu", "RTX 4090", "AMD Ryzen 9 7940HS w/ Radeon 780M Graphics", "--json"])
+    assert cli.code == 0, cli.err
+    gpus = [g["name"] for g in json.loads(cli.out)["machine"]["gpus"]]
+    assert len(gpus) == 2 and any("4090" in g for g in gpus) and any("780M" in g for g in gpus), gpus
