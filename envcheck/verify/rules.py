@@ -320,7 +320,10 @@ def device_desc(ctx: Context) -> str:
     gpus = ctx.gpus()
     if not gpus:
         return ""
-    return " (" + ", ".join(f"{g.name}, {g.arch}" for g in gpus) + ")"
+    # a GPU only the text's architecture shows is not named after the first GPU of that architecture on
+    # record (newcomer5 #5): the text's own name (text_hints' gpu_name), else the architecture alone
+    return " (" + ", ".join(g.arch if g.how == "the explained text" and not ctx.hints.get("gpu_name")
+                            else f"{g.name}, {g.arch}" for g in gpus) + ")"
 
 
 @helper
