@@ -39,6 +39,7 @@ TYPE_CHECKING = False  # typing is not imported at run time; json only where use
 # imports) is ~5 ms of every plan (#9). What a caller gets back is the path as str(pathlib.Path(…))
 # would print it (:func:`clean_path`).
 if TYPE_CHECKING:
+    from re import Pattern
     from typing import Callable, Iterator, List, Mapping, Optional, Tuple, Union
 
     PathLike = Union[str, "os.PathLike[str]"]
@@ -400,9 +401,11 @@ def write_file_interruptible(path: PathLike, data: bytes, flag: str) -> str:
         return write_file(path, data, force=True, flag=flag)
 
 
-def sweep_temp_files(folder: PathLike, older_than_s: float) -> None:
-    """Remove envcheck's temporary files (``.NAME.envcheck-XXXXXXXX.tmp``) in ``folder`` older than
-    ``older_than_s``: what a process killed outright (SIGKILL, power loss) left; a writer's own is younger."""
+def sweep_temp_files(folder: PathLike, older_than_s: float, target: Optional[Pattern[str]] = None) -> None:
+    """Remove envcheck's temporary files (:func:`is_temp_name`) in ``folder`` older than ``older_than_s``:
+    what a process killed outright (SIGKILL, power loss) left; a writer's own is younger. With
+    ``target``, only those of a final name that pattern matches in full (the matrix cache sweeps its
+    own, never another command's in a folder the user shares with it)."""
     import time
 
     limit = time.time() - older_than_s
@@ -411,12 +414,30 @@ def sweep_temp_files(folder: PathLike, older_than_s: float) -> None:
     except OSError:
         return
     for name in names:
-        if name.startswith(".") and TMP_MARK in name and name.endswith(".tmp"):
+        final = temp_target(name)
+        if final is not None and (target is None or target.fullmatch(final)):
             p = os.path.join(folder, name)
             with contextlib.suppress(OSError):
                 st = os.lstat(p)
                 if stat.S_ISREG(st.st_mode) and st.st_mtime < limit:
                     os.unlink(p)
+
+
+#: the random part of a temporary file's name: :func:`_claim`'s 10 hex digits, or the 8 characters of
+#: :mod:`tempfile` (envcheck before 2026-12)
+_TMP_RANDOM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def temp_target(name: str) -> Optional[str]:
+    """The final name (cut to 40 characters) of the file whose temporary file is called ``name``
+    (``.NAME.envcheck-XXXXXXXXXX.tmp``, as :func:`_temp_beside` makes it); ``None`` for any other name
+    — a user's ``.notes.envcheck-draft.tmp`` is not envcheck's (breaker5 F0b: remove only our own)."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return None
+    head, mark, rnd = name[:-4].rpartition(TMP_MARK)
+    if not mark or len(head) < 2 or len(rnd) not in (8, 10) or not set(rnd) <= _TMP_RANDOM:
+        return None
+    return head[1:]
 
 
 def _first_missing(path: str) -> Optional[str]:
@@ -577,7 +598,7 @@ def recover(directory: PathLike) -> List[str]:
 
 
 def _leftover(name: str) -> bool:
-    return name.startswith(TXN_PREFIX) or (name.startswith(".") and TMP_MARK in name and name.endswith(".tmp"))
+    return name.startswith(TXN_PREFIX) or temp_target(name) is not None
 
 
 def _recover_locked(d: str) -> None:

@@ -630,21 +630,72 @@ _CACHE_TMP_STALE_S = 60.0
 _CACHE_KEEP = 16  # parsed matrices and single files kept (at most a few hundred KiB each); the oldest go first
 
 
+#: the name of a cache file envcheck writes: ``matrix-`` + the CRC-32 (8 hex) and length (5 hex) of the
+#: key stored inside + ``.marshal`` (``.pickle``: the format of envcheck before 2026-12)
+_CACHE_NAME = re.compile(r"matrix-([0-9a-f]{8})([0-9a-f]{5})\.(marshal|pickle)")
+
+
 def _prune(folder: str, keep: int) -> None:
-    """Delete all but the ``keep`` most recently written cache files."""
-    # (*.pickle: the format of envcheck before 2026-12)
-    found = [os.path.join(folder, n) for n in _names(folder, ".marshal", "matrix-") + _names(folder, ".pickle", "matrix-")]
+    """Delete all but the ``keep`` most recently written cache files — only files envcheck wrote
+    (:func:`_ours`): the cache folder may be one of the user's (``ENVCHECK_CACHE_DIR=.``), and a
+    ``matrix-embeddings-3.pickle`` of theirs is never touched (breaker5 F0b)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
     dated = []
-    for p in found:
-        try:
-            dated.append((os.lstat(p).st_mtime, p))
-        except OSError:
-            pass
+    for n in names:
+        if _CACHE_NAME.fullmatch(n):
+            p = os.path.join(folder, n)
+            try:
+                dated.append((os.lstat(p).st_mtime, p))
+            except OSError:
+                pass
     for _, old in sorted(dated, reverse=True)[keep:]:
         try:
-            os.unlink(old)
-        except OSError:
+            if _ours(old):
+                os.unlink(old)
+        except (OSError, UsageError):
             pass
+
+
+def _ours(path: str) -> bool:
+    """Whether the file at ``path`` is a cache file envcheck wrote: a regular file whose name is the
+    checksum and length of the key stored in it (:func:`_cached`'s format, or the pickle of envcheck
+    before 2026-12, read opcode by opcode without unpickling anything). Anything else — another
+    program's file, a damaged one — is not provably ours and stays.
+
+    Raises:
+        OSError / UsageError: the file cannot be read (:func:`_read_cache`).
+    """
+    import zlib
+
+    name = _CACHE_NAME.fullmatch(os.path.basename(path))
+    if name is None:
+        return False
+    data = _read_cache(path)
+    key: object = None
+    if name.group(3) == "marshal":
+        import marshal
+
+        if data[:4] != zlib.crc32(memoryview(data)[4:]).to_bytes(4, "big"):
+            return False
+        try:
+            stored = marshal.loads(memoryview(data)[4:])
+        except (EOFError, ValueError, TypeError):
+            return False
+        key = stored[0] if isinstance(stored, tuple) and len(stored) == 3 else None
+    else:
+        import pickletools
+
+        try:
+            key = next((arg for _, arg, _ in pickletools.genops(data) if isinstance(arg, str)), None)
+        except Exception:  # not a pickle at all: not ours  # noqa: BLE001
+            return False
+    if not isinstance(key, str) or not key.startswith("('"):
+        return False
+    raw = key.encode("utf-8", "surrogateescape")
+    return name.group(1) == f"{zlib.crc32(raw):08x}" and name.group(2) == f"{len(raw):05x}"
 
 
 def _parse_with_cache(directory: str, stamp: Tuple[Tuple[str, int, int], ...],
@@ -784,7 +835,7 @@ def _store(path: str, key: str, files: _Files, derived: Dict[str, object]) -> No
         payload = marshal.dumps((key, _plain(files), derived))
         write_file_interruptible(path, zlib.crc32(payload).to_bytes(4, "big") + payload, flag="cache")
         _prune(os.path.dirname(path), keep=_CACHE_KEEP)
-        sweep_temp_files(os.path.dirname(path), older_than_s=_CACHE_TMP_STALE_S)
+        sweep_temp_files(os.path.dirname(path), older_than_s=_CACHE_TMP_STALE_S, target=_CACHE_NAME)
     except (OSError, UsageError):
         pass
 
