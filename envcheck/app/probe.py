@@ -3,6 +3,7 @@ save it as a machine file for ``plan --machine``. No argparse, no printing."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -48,7 +49,7 @@ def probe(request: ProbeRequest) -> ProbeResult:
     from envcheck.probe import load_probe_matrix, probe_machine
 
     out = request.output
-    if out is not None and out.is_dir():
+    if out is not None and os.path.isdir(out):  # (False where a folder on the way cannot be entered)
         raise UsageError(f"-o {out}: is a directory; give a file name such as {out / 'machine.toml'}")
     if out is not None:
         from envcheck.render.write import check_output_file

@@ -255,12 +255,13 @@ def _refuse(argv: List[str], parser: argparse.ArgumentParser, path: List[str], m
 
 def _path_problem(exc: BaseException) -> Optional[str]:
     """A one-line message for the OS errors a hostile path gives (a name longer than NAME_MAX, a NUL
-    byte, a loop of links) wherever it is used; ``None`` for any other error (a bug: re-raised)."""
+    byte, a loop of links, a folder on the way the user may not enter) wherever it is used; ``None``
+    for any other error (a bug: re-raised)."""
     import errno
 
     if isinstance(exc, ValueError) and "null byte" in str(exc):
         return "a path cannot hold a NUL byte"
-    if isinstance(exc, OSError) and exc.errno in (errno.ENAMETOOLONG, errno.ELOOP):
+    if isinstance(exc, OSError) and exc.errno in (errno.ENAMETOOLONG, errno.ELOOP, errno.EACCES):
         name = ascii(str(exc.filename))[:80] if exc.filename is not None else "a path"
         return f"{name}: {exc.strerror}"
     return None

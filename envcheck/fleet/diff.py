@@ -9,10 +9,12 @@ came and went and how each fact's majority moved.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from envcheck.edge import terminal_text
 from envcheck.errors import DataFileError, UsageError
 from envcheck.fleet.merge import FLEET_KIND, Fleet, Node, merge
 
@@ -33,7 +35,7 @@ def load_side(text: str) -> Side:
         UsageError: it does not exist, or holds no readable report.
     """
     p = Path(text)
-    if p.is_file():
+    if os.path.isfile(p):  # (False for a folder it cannot enter: merge names the problem)
         try:
             from envcheck.fsutil import read_input
 
@@ -54,7 +56,7 @@ def load_side(text: str) -> Side:
     fleet: Fleet = merge([text])
     if not fleet.nodes:
         why = "; ".join(f"{s['file']}: {s['reason']}" for s in fleet.skipped[:3]) or "no *.json report in it"
-        raise UsageError(f"{text}: no readable node report ({why})")
+        raise UsageError(f"{terminal_text(text, keep_newlines=False)}: no readable node report ({why})")
     return Side(text, fleet.nodes, fleet.skipped)
 
 

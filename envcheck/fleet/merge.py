@@ -123,20 +123,27 @@ def report_files(inputs: Iterable[str]) -> Iterator[Path]:
     """Every ``*.json`` file named or found in the named folders (recursively, sorted), lazily.
 
     Raises:
-        UsageError: an input that does not exist.
+        UsageError: an input that does not exist or cannot be reached.
     """
+    from envcheck.edge import terminal_text
+    from envcheck.fsutil import existing_kind
+
     for text in inputs:
         p = Path(text)
-        if p.is_dir():
+        try:
+            kind = existing_kind(p)
+        except OSError as exc:
+            raise UsageError(f"{terminal_text(text, keep_newlines=False)}: cannot read: {exc.strerror}") from None
+        if kind is not None and os.path.isdir(p):
             for root, dirs, files in os.walk(p):
                 dirs.sort()
                 for name in sorted(files):
                     if name.endswith(".json") and not name.startswith("."):
                         yield Path(root) / name
-        elif p.exists():
+        elif kind is not None:
             yield p
         else:
-            raise UsageError(f"{text}: no such report or folder")
+            raise UsageError(f"{terminal_text(text, keep_newlines=False)}: no such report or folder")
 
 
 def read_report(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:

@@ -121,7 +121,7 @@ def is_dir_target(target: str | Path) -> bool:
     """``--report DIR/`` (a trailing slash: give it as text, a Path drops it) or an existing
     directory: one file per host and rank."""
     text = str(target)
-    return text.endswith(("/", os.sep)) or Path(target).is_dir()
+    return text.endswith(("/", os.sep)) or os.path.isdir(target)  # (no raise for a folder it cannot enter)
 
 
 def report_path(target: str | Path, host: Mapping[str, Any]) -> Path:
