@@ -91,11 +91,28 @@ def normalize_index(url: str) -> str:
     """
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        from envcheck.edge import redact
+
         raise UsageError(
-            f"--index {url!r} is not an index URL; give the base of a simple index, e.g. "
+            f"--index {redact(url)!r} is not an index URL; give the base of a simple index, e.g. "
             f"{DEFAULT_INDEX} or https://pypi.org/simple/"
         )
     return url.strip().rstrip("/") + "/"
+
+
+def _without_credentials(index: str) -> Tuple[str, Optional[Tuple[str, str]]]:
+    """The index URL without its user-info (``https://host/whl/``), and the user name and password it
+    held (for the fetch only: breaker5 F1). The URL is what is recorded — in the files, their names,
+    the channel, the output and every error — so a password is never written nor printed."""
+    from urllib.parse import unquote
+
+    from envcheck.edge import split_credentials
+
+    public, had = split_credentials(index)
+    if not had:
+        return index, None
+    parts = urlsplit(index)
+    return public, (unquote(parts.username or ""), unquote(parts.password or ""))
 
 
 def _channel_base(index_url: str) -> str:
@@ -176,7 +193,7 @@ def run_update(
         UsageError: a bad ``index`` URL, package name or ``matrices`` folder (exit 2).
         IndexFetchError: a page could not be fetched or parsed (exit 3). Nothing is written then.
     """
-    index = normalize_index(index)
+    index, auth = _without_credentials(normalize_index(index))
     bad = [p for p in packages if p.strip() and not _NAME.fullmatch(p.strip())]
     if bad:
         raise UsageError(f"--packages: {bad[0]!r} is not a package name (letters, digits, '.', '_', '-')")
@@ -199,6 +216,8 @@ def run_update(
         since = floors(matrix)
         subs = [v.strip().strip("/") for v in variants or [] if v.strip()]
         own = client or IndexClient()
+        if auth is not None:  # sent to the index's host only (requests drops it on a redirect elsewhere)
+            own.session.auth = auth
         try:
             pages = _fetch_all(own, index, names, subs, progress)
         finally:
