@@ -269,7 +269,9 @@ def _temp_beside(path: str, data: bytes, mode: Optional[int] = None) -> str:
 def write_file(path: PathLike, text: Union[str, bytes], force: bool = False, flag: str = "-o",
                mkdir: bool = True) -> str:
     """Write one file atomically; never replace anything but a regular file, and that only with
-    ``force``. UTF-8 with ``\\n`` line ends for text.
+    ``force``. UTF-8 with ``\\n`` line ends for text. SIGTERM/SIGHUP raise while it runs (SIGINT
+    already does), so an interrupted write removes its temporary file and the folders it made, like
+    a set's commit (breaker5 F4: `probe -o sub/m.json` killed in fsync left ``.m.json.envcheck-*.tmp``).
 
     Raises:
         UsageError / OutputExistsError: as :func:`check_target`, or the write failed (nothing
@@ -278,7 +280,7 @@ def write_file(path: PathLike, text: Union[str, bytes], force: bool = False, fla
     path = check_target(path, force, flag)
     data = text.encode("utf-8") if isinstance(text, str) else text
     try:
-        with _empty_folders_go(_parents(path)[0]):
+        with _signals_raise(), _empty_folders_go(_parents(path)[0]):
             _write_file(path, data, force, flag, mkdir)
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot write: {_reason(exc)}") from None
@@ -394,11 +396,10 @@ def _signals_raise() -> Iterator[None]:
 
 
 def write_file_interruptible(path: PathLike, data: bytes, flag: str) -> str:
-    """:func:`write_file` (``force``) with SIGTERM and SIGHUP raising while it runs (SIGINT already
-    does), so its own cleanup removes the temporary file: for files written on the side (the matrix
-    cache), where an interrupted run must leave nothing behind (breaker4: a cache temp file was left)."""
-    with _signals_raise():
-        return write_file(path, data, force=True, flag=flag)
+    """:func:`write_file` with ``force``: for files written on the side (the matrix cache), where an
+    interrupted run must leave nothing behind (breaker4: a cache temp file was left); every
+    :func:`write_file` now turns SIGTERM and SIGHUP into an exception while it runs."""
+    return write_file(path, data, force=True, flag=flag)
 
 
 def sweep_temp_files(folder: PathLike, older_than_s: float, target: Optional[Pattern[str]] = None) -> None:

@@ -128,3 +128,43 @@ def _subprocess_needs_a_marker(request, monkeypatch):
     if started:
         pytest.fail(f"{request.node.nodeid} started {len(started)} child process(es) without "
                     f"@pytest.mark.subprocess: {started[0]}", pytrace=False)
+
+
+#: the head of a child script (``python -c``): its fsync touches the file ``sys.argv[2]`` and then holds
+#: for 60 s (a slow disk, NFS), so a test signals it mid-write; ``main`` is envcheck's entry point
+HELD_FSYNC = r"""
+import os, sys, time
+real = os.fsync
+def held(fd):
+    open(sys.argv[2], "w").close()
+    time.sleep(60)
+    real(fd)
+os.fsync = held
+from envcheck.entry import main
+"""
+
+
+def signal_mid_write(cmd: List[str], ready: Path, sig: int, under_way: Any, **popen: Any) -> tuple[int, str]:
+    """Start ``cmd`` (a child whose write holds in fsync after touching ``ready``), wait (deadline
+    120 s) for it to be there, check ``under_way()`` (the write's temporary file exists), send ``sig``;
+    the exit code and stderr. SIGINT is left at its default in the child, as in a terminal."""
+    import signal
+    import subprocess
+    import time
+
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **popen)
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the write never started"
+            time.sleep(0.05)
+        assert under_way(), "the write should be under way"
+        child.send_signal(sig)
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return child.returncode, err

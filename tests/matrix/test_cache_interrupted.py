@@ -18,17 +18,11 @@ import time
 
 import pytest
 
+from tests.conftest import HELD_FSYNC, signal_mid_write
+
 # the child: a real `envcheck plan` on an empty cache whose write stops in fsync until it is signalled
-CHILD = r"""
-import os, sys, time
+CHILD = HELD_FSYNC + r"""
 os.environ["ENVCHECK_CACHE_DIR"] = sys.argv[1]
-real = os.fsync
-def held(fd):
-    open(sys.argv[2], "w").close()
-    time.sleep(60)
-    real(fd)
-os.fsync = held
-from envcheck.entry import main
 sys.exit(main(["plan", "--gpu", "RTX 4090", "--driver", "570.124.06", "--json"]))
 """
 
@@ -43,23 +37,9 @@ def test_a_signal_during_the_cache_write_leaves_no_temporary_file(tmp_path, sig)
     cache, ready = tmp_path / "cache", tmp_path / "ready"
     cache.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "ENVCHECK_NO_CACHE"}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(cache), str(ready)], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        deadline = time.monotonic() + 120
-        while not ready.exists():
-            assert child.poll() is None, child.communicate()
-            assert time.monotonic() < deadline, "the cache write never started"
-            time.sleep(0.05)
-        assert _temps(cache), "the write should be under way"
-        child.send_signal(sig)
-        _, err = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    assert child.returncode == 130, (child.returncode, err)
+    code, err = signal_mid_write([sys.executable, "-c", CHILD, str(cache), str(ready)], ready, sig,
+                                 lambda: _temps(cache), env=env)
+    assert code == 130, (code, err)
     assert "Traceback" not in err
     assert _temps(cache) == [], os.listdir(cache)
 
