@@ -399,9 +399,44 @@ def compiler_arch_fix(ctx: Context) -> str:
     return _arch_fix(ctx, compiler=True)
 
 
-def _arch_fix(ctx: Context, compiler: bool) -> str:
+@helper
+def rocm_arch_fix(ctx: Context) -> str:
+    """``arch_fix`` for a message only a ROCm (HIP) build prints: on a machine whose GPUs are known
+    and none is AMD's, no ROCm fix and no other build — the text does not fit this machine (breaker5
+    F3: a HIP error on an RTX 4090 got a ROCm fix and a CUDA fix at once)."""
+    return _arch_fix(ctx, compiler=False, vendor="amd")
+
+
+def _machine_words(ctx: Context) -> List[str]:
+    """The flags that make ``envcheck plan`` answer for this machine's platform (``--wsl``,
+    ``--os windows``): a suggested command without them plans a Linux install (breaker5 F3)."""
+    if ctx.wsl:
+        return ["--wsl"]
+    return ["--os", ctx.os] if ctx.os in ("windows", "macos") else []
+
+
+def _own_gpus(ctx: Context) -> List[Any]:
+    """The GPUs this machine is known to have (``--gpu``, probed, the facts), not the one the
+    explained text alone names."""
+    seen = [g for g in ctx.gpus() if g.how != "the explained text"]
+    return seen or (list(ctx.machine.gpus) if ctx.machine is not None else [])
+
+
+def _not_this_machine(ctx: Context, what: str, own: List[Any]) -> str:
+    names = ", ".join(dict.fromkeys(f"{g.name} ({g.arch})" for g in own))
+    return (f"{what}, but this machine's GPU is the {names}: the text comes from another machine or another "
+            f"GPU, so no build is recommended for it here. "
+            f"`{ctx.command('envcheck', 'plan', '--gpu', own[0].name, *_machine_words(ctx))}` picks this machine's build.")
+
+
+def _arch_fix(ctx: Context, compiler: bool, vendor: str = "") -> str:
     cc = (ctx.groups.get("cc_major"), ctx.groups.get("cc_minor"))
     arch = _plausible_sm(ctx.groups.get("sm") or (sm_of(cc) if all(cc) else None))
+    own = _own_gpus(ctx)
+    if vendor and own and not any(g.vendor == vendor for g in own):
+        return _not_this_machine(ctx, "The message comes from a ROCm (HIP) build of torch, for an AMD GPU", own)
+    if arch and own and not any(g.arch == arch for g in own):
+        return _not_this_machine(ctx, f"The message is about a GPU of architecture {arch}", own)
     gpus = [_gpu_for_arch(ctx, arch)] if arch else ctx.gpus()
     if not gpus:
         return ("Install a build whose arch list includes your GPU's architecture: `envcheck plan --gpu "
@@ -409,9 +444,19 @@ def _arch_fix(ctx: Context, compiler: bool) -> str:
     plan, res = _machine_plan(ctx, gpus)
     names = ", ".join(dict.fromkeys(g.arch for g in gpus))
     if plan is None:
+        explain = ctx.command('envcheck', 'plan', '--gpu', gpus[0].name, *_machine_words(ctx), '--explain')
+        # what stops a build that carries the GPU's code (the OS, Python…) before the arch itself: the
+        # arch is the blocker only when no build for it is on record (breaker5 F3: Windows + gfx1100)
+        archs = {g.arch for g in gpus}
+        carriers = [c for c in res.rejected if archs <= set(c.build.sm) | set(c.build.ptx) | set(c.build.gfx)]
+        if carriers:
+            newest = max(carriers, key=lambda c: vkey(c.release.version))
+            why = "; ".join(dict.fromkeys(r.message for r in newest.reasons))
+            return (f"No build on record runs on this machine: the builds with code for {names} do not run here "
+                    f"(e.g. {why}). `{explain}` lists every candidate and what this machine can use instead.")
         why = next((r.message for c in res.rejected for r in c.reasons if r.code == "gpu-arch"), "")
         return (f"No build on record runs on {names} on this machine{': ' + why if why else ''}. "
-                f"`{ctx.command('envcheck', 'plan', '--gpu', gpus[0].name, '--explain')}` lists every candidate and why it fails.")
+                f"`{explain}` lists every candidate and why it fails.")
     from envcheck.resolve.rules import name_of
 
     floor = None

@@ -1,0 +1,66 @@
+"""breaker5 F3: `explain` fixes that contradicted `plan` for the same --gpu / --os / --wsl.
+
+One answer everywhere: a fix that recommends a build is the resolver's for the machine given, and a
+message that cannot come from that machine's GPU says so instead of planning for another GPU.
+- triton-arch-unsupported (ptxas: sm_120; triton-lang/triton#8539) with `--gpu 'RX 7900 XTX'` told the
+  user to install a CUDA build while `plan` picks ROCm.
+- hip-illegal-state (InvokeAI#5738) with `--gpu 'RTX 4090'` gave a ROCm fix and a CUDA fix at once.
+- On Windows / under WSL the ROCm families said "no build has code for gfx1100/gfx1103" (the blocker
+  is the OS: plan picks rocm7.14 on Linux) and suggested a `plan` command without --os/--wsl, which
+  then answered for Linux.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+PTXAS = "RuntimeError: Internal Triton PTX codegen error: ptxas fatal : Value 'sm_120' is not defined for option 'gpu-name'"
+ILLEGAL = "RuntimeError: HIP error: the operation cannot be performed in the present state"  # InvokeAI#5738
+INVALID = "RuntimeError: HIP error: invalid device function"  # pytorch/pytorch#132570
+
+
+def _fix(r):
+    return next(line for line in r.out.splitlines() if line.strip().startswith("fix:"))
+
+
+def _plan_variant(cli, *machine):
+    r = cli(["plan", *machine, "--json"])
+    chosen = r.json()["chosen"]
+    return chosen["pins"]["torch"] if chosen else None
+
+
+@pytest.mark.parametrize("gpu,text", [("RX 7900 XTX", PTXAS), ("RTX 4090", PTXAS), ("RTX 4090", ILLEGAL),
+                                      ("H100", INVALID)])
+def test_a_message_of_another_gpu_recommends_no_build_of_its_own(cli, gpu, text):
+    r = cli(["explain", "--no-probe", "--gpu", gpu, "--", text])
+    assert r.code == 0, r.err
+    fix = _fix(r)
+    assert "this machine's GPU is the" in fix and "no build is recommended" in fix, fix
+    assert "torch==" not in fix, fix  # neither a CUDA nor a ROCm install for a GPU the machine lacks
+    assert "`envcheck plan --gpu " in fix
+
+
+def test_the_machines_own_gpu_still_gets_plans_build(cli):
+    r = cli(["explain", "--no-probe", "--gpu", "RTX 5090", "--", PTXAS])
+    assert r.code == 0, r.err
+    want = _plan_variant(cli, "--gpu", "RTX 5090")
+    assert want and f"torch=={want}" in _fix(r), (_fix(r), want)
+    r = cli(["explain", "--no-probe", "--gpu", "RX 7900 XTX", "--", INVALID])
+    want = _plan_variant(cli, "--gpu", "RX 7900 XTX")
+    assert want and "rocm" in want and f"torch=={want}" in _fix(r), (_fix(r), want)
+
+
+@pytest.mark.parametrize("gpu,flags,text", [
+    ("RX 7900 XTX", ["--os", "windows"], ILLEGAL),
+    ("AMD Ryzen 7 7840HS w/ Radeon 780M Graphics", ["--wsl"], INVALID),
+    ("AMD Ryzen 7 7840HS w/ Radeon 780M Graphics", ["--os", "windows"], INVALID),
+])
+def test_on_windows_and_wsl_the_blocker_is_the_platform_and_the_command_keeps_it(cli, gpu, flags, text):
+    assert _plan_variant(cli, "--gpu", gpu, *flags) is None  # plan: nothing official runs here
+    assert "rocm" in _plan_variant(cli, "--gpu", gpu)  # … while Linux has a build with code for the GPU
+    r = cli(["explain", "--no-probe", "--gpu", gpu, *flags, "--", text])
+    assert r.code == 0, r.err
+    fix = _fix(r)
+    assert "none for gfx" not in fix, fix  # not "no build has code for this GPU"
+    assert "do not run here" in fix and ("Windows" in fix or "WSL" in fix), fix
+    assert " ".join(flags) + " --explain`" in fix, fix
