@@ -13,7 +13,7 @@ import importlib
 import os
 import sys
 
-from envcheck.cli.conventions import COMMAND_HELP, TAKES_VALUE, Parser
+from envcheck.cli.conventions import COMMAND_HELP, TAKES_VALUE, NamesFolder, Parser
 from envcheck.errors import EnvcheckError
 
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
@@ -204,25 +204,28 @@ NAME_MAX, PATH_MAX = 255, 4096
 
 def _check_paths(args: argparse.Namespace) -> None:
     """Every path flag (``type=Path``) is checked before a command runs: no NUL byte, no component
-    longer than NAME_MAX, not longer than PATH_MAX — bad input, exit 2, one line.
+    longer than NAME_MAX, not longer than PATH_MAX, and a one-file flag's value not a folder's name
+    (``dir/``) — bad input, exit 2, one line.
 
     Raises:
         UsageError: naming the flag's value.
     """
-    pathlib = sys.modules.get("pathlib")
-    if pathlib is None:  # no path flag was given (path_arg imports it for one): nothing to check
-        return
     from envcheck.errors import UsageError
 
+    pathlib = sys.modules.get("pathlib")  # (None: no Path flag was given; path_arg imports it for one)
     for name, value in vars(args).items():
         for v in value if isinstance(value, list) else [value]:
-            if not isinstance(v, pathlib.PurePath):
+            if isinstance(v, NamesFolder):  # conventions.file_arg: "dir/" given to a one-file flag
+                raise UsageError(f"--{name.replace('_', '-')} {ascii(str(v))[:80]}: names a folder (it ends "
+                                 "in a slash); give a file name")
+            if pathlib is None or not isinstance(v, pathlib.PurePath):
                 continue
             raw = os.fsencode(v)
             flag = "--" + name.replace("_", "-")
             shown = ascii(str(v))[:80]
             if b"\0" in raw:
                 raise UsageError(f"{flag} {shown}: a path cannot hold a NUL byte")
+
             if len(raw) > PATH_MAX or any(len(part) > NAME_MAX for part in raw.split(b"/")):
                 raise UsageError(f"{flag} {shown}…: a path, or a name in it, is longer than the system allows "
                                  f"({NAME_MAX} bytes a name, {PATH_MAX} a path)")

@@ -71,6 +71,20 @@ def path_arg(text: str) -> Any:
     return Path(text)
 
 
+def file_arg(text: str) -> Any:
+    """``type=`` of a one-file output flag (``probe -o``, ``--save-facts``, ``--junit``, ``--save``): a
+    :class:`pathlib.Path`, or for a text that names a folder (``dir/``, ``dir/.``: a Path forgets the
+    slash) a :class:`NamesFolder`, refused by ``_check_paths`` before anything runs — ``probe -o
+    newdir/`` wrote a file called ``newdir`` (breaker5 F9)."""
+    if text.endswith(("/", os.sep, "/.", os.sep + ".")):
+        return NamesFolder(text)
+    return path_arg(text)
+
+
+class NamesFolder(str):
+    """A one-file flag's value that names a folder (see :func:`file_arg`)."""
+
+
 def add_common(p: argparse.ArgumentParser, top: bool) -> None:
     """The shared options; on sub-commands their default is SUPPRESS so a value given before the
     command is not reset after it."""

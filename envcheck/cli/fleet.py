@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
-from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.conventions import COMMAND_HELP, file_arg
 from envcheck.cli.flags import add_force, add_interpreter, add_json, add_lock, add_tier, add_timeout
 
 HELP = COMMAND_HELP["fleet"]
@@ -90,11 +90,11 @@ def add_parser(sub: Any) -> None:
     m.add_argument("inputs", nargs="+", metavar="REPORT_OR_DIR")
     add_lock(m, "mark the values this envcheck.lock.toml rules out")
     add_json(m, "print the fleet as JSON (with every node's facts)")
-    m.add_argument("--junit", metavar="FILE", type=Path,
+    m.add_argument("--junit", metavar="FILE", type=file_arg,
                    help="write JUnit XML: a suite per node (testcase per check, classname = node) and a "
                         "fleet-drift suite")
-    m.add_argument("--prometheus", metavar="FILE", type=Path, help="write node_exporter textfile metrics")
-    m.add_argument("--save", metavar="FILE", type=Path, help="also write the --json document to FILE")
+    m.add_argument("--prometheus", metavar="FILE", type=file_arg, help="write node_exporter textfile metrics")
+    m.add_argument("--save", metavar="FILE", type=file_arg, help="also write the --json document to FILE")
     m.add_argument("--expect", metavar="NODES",
                    help="the nodes that should have reported (hostlist: gpu[001-016], or a comma list); "
                         "those without a readable report are missing (exit 1)")

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any, List
 
 from envcheck.cli.flags import add_force, add_json, add_matrices, add_timeout, check_timeout
-from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.conventions import COMMAND_HELP, file_arg
 
 HELP = COMMAND_HELP["probe"]
 
@@ -33,7 +32,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("probe", help=HELP, description=HELP, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_json(p, "print the Machine as JSON")
-    p.add_argument("-o", "--output", metavar="FILE", type=Path,
+    p.add_argument("-o", "--output", metavar="FILE", type=file_arg,
                    help="write the Machine to FILE (TOML) for `envcheck plan --machine FILE`; missing folders "
                         "are created")
     add_force(p, "replace FILE if it exists (a regular file only)")

@@ -10,7 +10,7 @@ from typing import Any, Optional, Tuple
 from envcheck.cli.flags import (
     add_checks, add_force, add_interpreter, add_json, add_lock, add_matrices, add_skip, add_tier, add_timeout,
     check_timeout)
-from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.conventions import COMMAND_HELP, file_arg
 
 HELP = COMMAND_HELP["verify"]
 
@@ -68,7 +68,7 @@ def add_parser(sub: Any) -> None:
     add_timeout(p, 60.0, "seconds per check before it counts as hung (import ×2, torch_compile ×5); default 60")
     p.add_argument("--facts", metavar="FILE", type=Path,
                    help="judge saved facts (a `verify --json` report or its facts) instead of running anything")
-    p.add_argument("--save-facts", metavar="FILE", type=Path,
+    p.add_argument("--save-facts", metavar="FILE", type=file_arg,
                    help="also write the collected facts to FILE (JSON; missing folders are created; checked "
                         "before anything runs)")
     add_force(p, "let --save-facts replace an existing file")
@@ -78,7 +78,7 @@ def add_parser(sub: Any) -> None:
     fleet.add_argument("--report", metavar="FILE|DIR/",
                        help="write the versioned node report (JSON); a folder (trailing slash or existing) gets "
                             "<node>.json, or <node>-rank<R>.json with --distributed")
-    fleet.add_argument("--junit", metavar="FILE", type=Path,
+    fleet.add_argument("--junit", metavar="FILE", type=file_arg,
                        help="write JUnit XML: one testcase per check, classname = the node")
     add_tier(fleet)
     fleet.add_argument("--distributed", action="store_true",
