@@ -27,7 +27,7 @@ def _as_nobody(args, tmp_path):
 
 @pytest.mark.parametrize("args, names", [
     (["probe", "-o", "{locked}/x/y.json"], "-o {locked}/x/y.json"),
-    (["probe", "-o", "{locked}/x/"], "-o {locked}/x"),
+    (["probe", "-o", "{locked}/x"], "-o {locked}/x"),  # a folder behind it ("x/" is refused as a folder's name)
     (["verify", "--facts", "{locked}/v.json", "--report", "{locked}/x/y.json"], "{locked}"),
     (["fleet", "merge", "{locked}/x"], "{locked}/x"),
     (["fleet", "diff", "{locked}/a", "{locked}/b"], "{locked}/a"),
