@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
@@ -82,7 +83,17 @@ def fleet_merge(request: MergeRequest, on_skip: Optional[OnSkip] = None) -> Merg
 
     targets = (("--junit", request.junit), ("--prometheus", request.prometheus), ("--save", request.save))
     if any(t for _, t in targets):  # the writer pulls in render (the matrix): only when needed
+        from envcheck.edge import terminal_text
         from envcheck.render.write import check_output_file
+
+        named: Dict[str, str] = {}  # the same file for two outputs: the second would refuse the first's
+        for flag, target in targets:
+            if target:
+                where = os.path.realpath(target)
+                if where in named:
+                    raise UsageError(f"{named[where]} and {flag} name the same file "
+                                     f"{terminal_text(target, keep_newlines=False)}; give each its own file")
+                named[where] = flag
 
         for flag, target in targets:
             if target:

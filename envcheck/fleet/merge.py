@@ -119,6 +119,14 @@ class Fleet:
         return d
 
 
+def _unlistable(exc: OSError) -> None:
+    """``os.walk``'s ``onerror``: a folder that cannot be listed is bad input, named (breaker5 F6: it
+    was passed over in silence, so `fleet merge` ended exit 2 with no word)."""
+    from envcheck.edge import terminal_text
+
+    raise UsageError(f"{terminal_text(exc.filename, keep_newlines=False)}: cannot list the folder: {exc.strerror}")
+
+
 def report_files(inputs: Iterable[str]) -> Iterator[Path]:
     """Every ``*.json`` file named or found in the named folders (recursively, sorted), lazily.
 
@@ -135,7 +143,7 @@ def report_files(inputs: Iterable[str]) -> Iterator[Path]:
         except OSError as exc:
             raise UsageError(f"{terminal_text(text, keep_newlines=False)}: cannot read: {exc.strerror}") from None
         if kind is not None and os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
+            for root, dirs, files in os.walk(p, onerror=_unlistable):
                 dirs.sort()
                 for name in sorted(files):
                     if name.endswith(".json") and not name.startswith("."):

@@ -407,3 +407,25 @@ def test_shm_from_the_collector_when_the_host_did_not_say(case_reports):
     assert "shm_bytes" not in doc["host"]
     assert node_facts(doc)["shm"] == "64 MiB"
     assert node_facts(case_reports["C01"])["shm"] is None  # schema 1 facts never had it
+
+
+def test_no_report_to_merge_says_why(tmp_path, case_reports):
+    """breaker5 F6: an empty folder, or one holding only a saved fleet document (merge's own --save),
+    ended exit 2 with not a word on stderr."""
+    (tmp_path / "empty").mkdir()
+    r = run_cli(["fleet", "merge", str(tmp_path / "empty")])
+    assert r.code == 2 and r.err.count("\n") == 1 and "no node report in" in r.err, r.err
+    d = write_fleet(tmp_path / "ok", case_reports["C01"])
+    assert run_cli(["fleet", "merge", str(d), "--save", str(tmp_path / "saved" / "fleet.json")]).code in (0, 1)
+    r = run_cli(["fleet", "merge", str(tmp_path / "saved")])
+    assert r.code == 2 and "no node report in" in r.err and "saved fleet document" in r.err, r.err
+
+
+@pytest.mark.parametrize("a, b", [("--save", "--junit"), ("--junit", "--prometheus"), ("--save", "--prometheus")])
+def test_two_outputs_naming_one_file_are_refused_before_anything_is_written(tmp_path, case_reports, a, b):
+    """breaker5 F7: `--save x.json --junit x.json` wrote x.json, then refused to overwrite it."""
+    d = write_fleet(tmp_path / "ok", case_reports["C01"])
+    r = run_cli(["fleet", "merge", str(d), a, str(tmp_path / "x"), b, str(tmp_path / "." / "x")])
+    assert r.code == 2 and r.err.count("\n") == 1 and "name the same file" in r.err, r.err
+    assert a in r.err and b in r.err
+    assert not (tmp_path / "x").exists()
