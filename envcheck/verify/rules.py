@@ -407,6 +407,72 @@ def rocm_arch_fix(ctx: Context) -> str:
     return _arch_fix(ctx, compiler=False, vendor="amd")
 
 
+def _bf16_verdict(ctx: Context) -> Tuple[str, List[Any]]:
+    """Whether this machine's known GPUs lack native bfloat16: ``("lacks", gpus)`` for NVIDIA GPUs
+    below the ``bf16_min_compute_capability`` limit (diagnoses.toml, torch.cuda.is_bf16_supported's
+    rule) or GPUs not known, ``("has", gpus)`` when every NVIDIA GPU is at or above it, ``("other",
+    gpus)`` when none is NVIDIA's (the message is a CUDA build's cuBLAS)."""
+    from envcheck.verify.evidence import limit
+
+    own = _own_gpus(ctx)
+    if not own:
+        return "lacks", []
+    nvidia = [g for g in own if g.vendor == "nvidia"]
+    if not nvidia:
+        return "other", own
+    floor = limit(ctx.matrix, "bf16_min_compute_capability")
+    caps = [ctx.matrix.nv_arch(g.arch) for g in nvidia]
+    if all(c is not None and c.compute_capability and vkey(c.compute_capability) >= vkey(f"{floor:.1f}")
+           for c in caps):
+        return "has", nvidia
+    return "lacks", [g for g, c in zip(nvidia, caps) if c is None or vkey(c.compute_capability or "0") < vkey(f"{floor:.1f}")]
+
+
+@helper
+def bf16_cause(ctx: Context) -> str:
+    """gpu-no-bf16's cause for this machine: the GPU lacks bf16 — claimed only for a GPU below the
+    limit (breaker5 F3: an RTX 4090 / H100 was told it lacks bf16), else why the text does not fit."""
+    from envcheck.verify.evidence import limit
+
+    floor = f"{limit(ctx.matrix, 'bf16_min_compute_capability'):.1f}"
+    verdict, gpus = _bf16_verdict(ctx)
+    names = ", ".join(dict.fromkeys(f"{g.name}, {g.arch}" for g in gpus))
+    if verdict == "other":
+        return (f"cuBLAS — a CUDA build's NVIDIA library — refused a bfloat16 matrix multiply (CUDA_R_16BF), but this "
+                f"machine's GPU is the {names}: the text comes from another machine (an NVIDIA GPU below compute "
+                f"capability {floor}).")
+    if verdict == "has":
+        return (f"cuBLAS refused a bfloat16 matrix multiply (CUDA_R_16BF), yet this machine's GPU ({names}) has "
+                f"compute capability {floor} or higher and runs bfloat16 natively: the GPU is not the cause here. The "
+                f"text comes from another GPU — an older one in this machine (CUDA_VISIBLE_DEVICES picks which) or "
+                f"another machine's.")
+    on = f" on this GPU ({names})" if names else ""
+    return (f"cuBLAS refused a bfloat16 matrix multiply (CUDA_R_16BF){on}. bfloat16 is native from compute "
+            f"capability {floor} (NVIDIA's Ampere GPUs); older GPUs run bf16 GEMMs only where cuBLAS emulates them, and "
+            f"on Maxwell and Pascal GPUs (Tesla M40, P100) it does not, so code that picks bf16 (a model's "
+            f"torch_dtype, autocast's dtype, a precision setting) fails there. No torch build adds bf16 to a GPU "
+            f"that lacks it.")
+
+
+@helper
+def bf16_fix(ctx: Context) -> str:
+    from envcheck.verify.evidence import limit
+
+    floor = f"{limit(ctx.matrix, 'bf16_min_compute_capability'):.1f}"
+    verdict, gpus = _bf16_verdict(ctx)
+    where = ("On the GPU that raised it, run" if verdict != "lacks" else "Run")
+    first = ""
+    if verdict == "has":
+        first = ("Check which GPU raised it (`nvidia-smi -L`, CUDA_VISIBLE_DEVICES); on this one bfloat16 works "
+                 "(`torch.cuda.is_bf16_supported()` is true). ")
+    elif verdict == "other":
+        first = (f"`{ctx.command('envcheck', 'plan', '--gpu', gpus[0].name, *_machine_words(ctx))}` picks this "
+                 "machine's build. ")
+    return (f"{first}{where} the model in float16 or float32 — the project's dtype/precision switch (e.g. "
+            f"`torch_dtype=torch.float16`, `--precision fp32`) — and choose bf16 only when "
+            f"`torch.cuda.is_bf16_supported()` is true; a GPU of compute capability {floor} or newer runs bf16.")
+
+
 def _machine_words(ctx: Context) -> List[str]:
     """The flags that make ``envcheck plan`` answer for this machine's platform (``--wsl``,
     ``--os windows``): a suggested command without them plans a Linux install (breaker5 F3)."""

@@ -64,3 +64,43 @@ def test_on_windows_and_wsl_the_blocker_is_the_platform_and_the_command_keeps_it
     assert "none for gfx" not in fix, fix  # not "no build has code for this GPU"
     assert "do not run here" in fix and ("Windows" in fix or "WSL" in fix), fix
     assert " ".join(flags) + " --explain`" in fix, fix
+
+
+# gpu-no-bf16: "this GPU lacks bf16" only for a GPU below compute capability 8.0 (the
+# bf16_min_compute_capability limit: torch.cuda.is_bf16_supported's rule); the README's evidence line
+# writes the call without the backtick the pattern used to require.
+BF16 = ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmEx( handle, opa, opb, m, n, k, "
+        "&falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb, &fbeta, c, CUDA_R_16BF, ldc, CUDA_R_32F, "
+        "CUBLAS_GEMM_DEFAULT_TENSOR_OP)`")  # pytorch/pytorch#57773 (a GTX 1080 Ti)
+
+
+def _cause(r):
+    return next(line for line in r.out.splitlines() if line.strip().startswith("cause:"))
+
+
+@pytest.mark.parametrize("gpu", ["RTX 4090", "H100", "A100"])
+def test_a_bf16_capable_gpu_is_not_told_it_lacks_bf16(cli, gpu):
+    r = cli(["explain", "--no-probe", "--gpu", gpu, "--", BF16])
+    assert r.code == 0 and "(gpu-no-bf16)" in r.out, r.out
+    assert "lacks" not in _cause(r) and "runs bfloat16 natively" in _cause(r), _cause(r)
+    assert "is_bf16_supported()` is true)" in _fix(r)
+
+
+def test_an_amd_gpu_is_not_given_the_nvidia_story(cli):
+    r = cli(["explain", "--no-probe", "--gpu", "RX 7900 XTX", "--", BF16])
+    assert r.code == 0 and "(gpu-no-bf16)" in r.out, r.out
+    assert "this machine's GPU is the AMD Radeon RX 7900 XTX" in _cause(r) and "lacks" not in _cause(r), _cause(r)
+
+
+@pytest.mark.parametrize("gpu", ["GTX 1080 Ti", "Tesla M40", "V100", "T4"])
+def test_a_gpu_below_compute_capability_8_lacks_bf16(cli, gpu):
+    r = cli(["explain", "--no-probe", "--gpu", gpu, "--", BF16])
+    assert r.code == 0 and "(gpu-no-bf16)" in r.out, r.out
+    assert "on this GPU (" in _cause(r) and "adds bf16 to a GPU that lacks it" in _cause(r), _cause(r)
+    assert "float16" in _fix(r)
+
+
+def test_the_readmes_evidence_form_without_a_backtick_is_recognised(cli):
+    r = cli(["explain", "--no-probe", "--",
+             "CUBLAS_STATUS_NOT_SUPPORTED when calling cublasGemmEx(handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16BF, lda)"])
+    assert r.code == 0 and "(gpu-no-bf16)" in r.out, r.out
