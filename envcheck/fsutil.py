@@ -460,18 +460,22 @@ def _first_missing(path: str) -> Optional[str]:
 @contextlib.contextmanager
 def _empty_folders_go(folder: str) -> Iterator[None]:
     """A block that may create ``folder`` and its missing parents: when it fails, those it created
-    are removed again if still empty (never a file another writer put there meanwhile)."""
+    are removed again if still empty (never a file another writer put there meanwhile). Through a
+    ``..`` (``-o new/../m.json``) only the folders before it are known to be the ones it made: those
+    go (breaker5 F8: rmdir("new/..") failed and stopped, so ``new/`` stayed); one after it may be the
+    user's, reached another way, and is left."""
     top = _first_missing(folder)
     try:
         yield
     except BaseException:
         if top is not None:
-            for p in [folder, *_parents(folder)]:
+            chain = [folder, *_parents(folder)]
+            for p in chain[:chain.index(top) + 1]:
+                if ".." in p.split("/"):
+                    continue
                 try:
                     os.rmdir(p)
                 except OSError:
-                    break
-                if p == top:
                     break
         raise
 

@@ -154,3 +154,24 @@ def test_a_folder_another_writer_filled_is_never_removed(tmp_path):
     with pytest.raises(UsageError, match="No space left"):
         fsutil.write_set(target, {"a.txt": "a"}, _hook=other_writer_then_fail)
     assert (target / "theirs.txt").read_text() == "theirs"
+
+
+@pytest.mark.parametrize("args", [
+    ["probe", "-o", "newA/../m.json"],                   # one file: m.json is there, no --force
+    ["plan", "--gpu", "RTX 4090", "-o", "nope/.."],      # a set: requirements.txt is there
+    ["plan", "--gpu", "RTX 4090", "-o", "a/b/../../x"],  # x/requirements.txt is there
+])
+def test_a_refused_write_through_dotdot_leaves_no_folder_it_made(tmp_path, monkeypatch, args):
+    """breaker5 F8: the cleanup tried rmdir('nope/..'), failed, and stopped: nope/ stayed."""
+    from tests.conftest import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.json").write_text("mine")
+    (tmp_path / "requirements.txt").write_text("mine")
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "requirements.txt").write_text("mine")
+    out = run_cli(args)
+    assert out.code == 2 and "refusing to overwrite" in out.err, out.err
+    assert sorted(os.listdir(tmp_path)) == ["m.json", "requirements.txt", "x"]
+    assert os.listdir(tmp_path / "x") == ["requirements.txt"]
+    assert {p.read_text() for p in tmp_path.rglob("*") if p.is_file()} == {"mine"}
