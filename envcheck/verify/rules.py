@@ -473,6 +473,25 @@ def bf16_fix(ctx: Context) -> str:
             f"`torch.cuda.is_bf16_supported()` is true; a GPU of compute capability {floor} or newer runs bf16.")
 
 
+@helper
+def triton_arch_fix(ctx: Context) -> str:
+    """triton-arch-unsupported's fix: plan's build (:func:`compiler_arch_fix`), then what to do until
+    then — for the platform given: PyTorch's Windows wheels install no Triton (the community
+    triton-windows package is torch.compile's GPU backend there) and a Linux `export` is no Windows
+    command (breaker5 F3). Nothing about plan's Triton when the message is not this machine's GPU."""
+    first = compiler_arch_fix(ctx)
+    if _another_machines(ctx) is not None:
+        return first
+    if ctx.os == "windows" and not ctx.wsl:
+        return (f"{first} PyTorch's Windows wheels install no Triton: torch.compile's GPU backend there is the "
+                "community triton-windows package (`envcheck plan --compile` adds it), which must be one that knows "
+                "the GPU. Until then run without torch.compile (`$env:TORCHDYNAMO_DISABLE=1`).")
+    return (f"{first} The Triton paired with plan's torch (pip installs it with torch) knows the GPU. Until then: "
+            "point Triton at the ptxas of a CUDA toolkit new enough for the GPU "
+            "(`export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas`), or run without torch.compile "
+            "(`TORCHDYNAMO_DISABLE=1`).")
+
+
 def _machine_words(ctx: Context) -> List[str]:
     """The flags that make ``envcheck plan`` answer for this machine's platform (``--wsl``,
     ``--os windows``): a suggested command without them plans a Linux install (breaker5 F3)."""
@@ -495,14 +514,29 @@ def _not_this_machine(ctx: Context, what: str, own: List[Any]) -> str:
             f"`{ctx.command('envcheck', 'plan', '--gpu', own[0].name, *_machine_words(ctx))}` picks this machine's build.")
 
 
-def _arch_fix(ctx: Context, compiler: bool, vendor: str = "") -> str:
+def _message_arch(ctx: Context) -> Optional[str]:
+    """The GPU architecture the matched message names (``sm``, or ``cc_major``/``cc_minor``)."""
     cc = (ctx.groups.get("cc_major"), ctx.groups.get("cc_minor"))
-    arch = _plausible_sm(ctx.groups.get("sm") or (sm_of(cc) if all(cc) else None))
+    return _plausible_sm(ctx.groups.get("sm") or (sm_of(cc) if all(cc) else None))
+
+
+def _another_machines(ctx: Context, vendor: str = "") -> Optional[str]:
+    """The fix when the message cannot come from this machine's known GPUs — a ``vendor``-only message
+    (HIP: ``amd``) without such a GPU, or an architecture none of them has; ``None`` otherwise."""
+    arch = _message_arch(ctx)
     own = _own_gpus(ctx)
     if vendor and own and not any(g.vendor == vendor for g in own):
         return _not_this_machine(ctx, "The message comes from a ROCm (HIP) build of torch, for an AMD GPU", own)
     if arch and own and not any(g.arch == arch for g in own):
         return _not_this_machine(ctx, f"The message is about a GPU of architecture {arch}", own)
+    return None
+
+
+def _arch_fix(ctx: Context, compiler: bool, vendor: str = "") -> str:
+    arch = _message_arch(ctx)
+    other = _another_machines(ctx, vendor)
+    if other is not None:
+        return other
     gpus = [_gpu_for_arch(ctx, arch)] if arch else ctx.gpus()
     if not gpus:
         return ("Install a build whose arch list includes your GPU's architecture: `envcheck plan --gpu "

@@ -104,3 +104,15 @@ def test_the_readmes_evidence_form_without_a_backtick_is_recognised(cli):
     r = cli(["explain", "--no-probe", "--",
              "CUBLAS_STATUS_NOT_SUPPORTED when calling cublasGemmEx(handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16BF, lda)"])
     assert r.code == 0 and "(gpu-no-bf16)" in r.out, r.out
+
+
+def test_triton_on_windows_names_no_triton_that_windows_wheels_lack_nor_a_linux_export(cli):
+    r = cli(["explain", "--no-probe", "--gpu", "RTX 5090", "--os", "windows", "--", PTXAS])
+    assert r.code == 0, r.err
+    fix = _fix(r)
+    assert "pip installs it with torch" not in fix and "export TRITON_PTXAS_PATH" not in fix, fix
+    assert "triton-windows" in fix
+    linux = _fix(cli(["explain", "--no-probe", "--gpu", "RTX 5090", "--", PTXAS]))
+    assert "export TRITON_PTXAS_PATH" in linux  # Linux keeps its advice
+    other = _fix(cli(["explain", "--no-probe", "--gpu", "RTX 4090", "--", PTXAS]))
+    assert "Triton paired with plan's torch" not in other, other  # no plan's-Triton claim for another GPU
