@@ -77,7 +77,8 @@ class OutputExistsError(UsageError):
 
     def __init__(self, paths: list[str]):
         self.paths = paths
-        listed = "\n".join(f"  {p}" for p in paths)
+        # a name with a line break or an escape sequence is listed as ascii() writes it: one line, inert
+        listed = "\n".join(f"  {p if p.isprintable() else ascii(p)}" for p in paths)
         super().__init__(
             f"refusing to overwrite existing file(s):\n{listed}\n  pass --force to replace them "
             "(the old content is replaced atomically, never half-written)"

@@ -65,7 +65,7 @@ def read_input(path: PathLike, flag: str = "", cap: int = INPUT_CAP, stdin_ok: b
     Raises:
         UsageError: missing, unreadable, not a regular file, or larger than ``cap`` (one line).
     """
-    where = f"{flag} {os.fsdecode(path)}".strip() if flag else os.fsdecode(path)
+    where = f"{flag} {shown(path)}".strip() if flag else shown(path)
     if stdin_ok and os.fsdecode(path) == "-":
         stream = getattr(sys.stdin, "buffer", None)
         try:
@@ -116,7 +116,7 @@ def read_input_text(path: PathLike, flag: str = "", cap: int = INPUT_CAP, stdin_
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        where = f"{flag} {os.fsdecode(path)}".strip() if flag else os.fsdecode(path)
+        where = f"{flag} {shown(path)}".strip() if flag else shown(path)
         raise UsageError(f"{where}: not UTF-8 text (byte {exc.start})") from None
 
 
@@ -146,6 +146,14 @@ def _kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     return "not a regular file"
+
+
+def shown(path: PathLike) -> str:
+    """A path as a message prints it: as it is, or, holding a line break, an escape sequence or bytes
+    that are not text, as ``ascii()`` writes it — one line, inert (a name must not fake a line of
+    envcheck's output or retitle the terminal: breaker5 F10; errors.OutputExistsError does the same)."""
+    s = os.fsdecode(path)
+    return s if s.isprintable() else ascii(s)
 
 
 def _reason(exc: OSError) -> str:
@@ -203,7 +211,7 @@ def check_target(path: PathLike, force: bool, flag: str = "-o") -> str:
     """
     path = clean_path(path)
     if path in ("", ".") or os.path.basename(path) in ("", ".", ".."):
-        raise UsageError(f"{flag} {path}: give a file name")
+        raise UsageError(f"{flag} {shown(path)}: give a file name")
     try:
         kind = existing_kind(path)
         for parent in _parents(path):
@@ -211,14 +219,14 @@ def check_target(path: PathLike, force: bool, flag: str = "-o") -> str:
             if pk is None:
                 continue
             if not os.path.isdir(parent):
-                raise UsageError(f"{flag} {path}: {parent} is not a directory")
+                raise UsageError(f"{flag} {shown(path)}: {shown(parent)} is not a directory")
             break
     except OSError as exc:
-        raise UsageError(f"{flag} {path}: {_reason(exc)}") from None
+        raise UsageError(f"{flag} {shown(path)}: {_reason(exc)}") from None
     except ValueError:
         raise UsageError(f"{flag} {ascii(path)[:120]}: a path cannot hold a NUL byte") from None
     if kind is not None and kind != "file":
-        raise UsageError(f"{flag} {path}: refusing to replace {kind}, not a regular file (even with --force); "
+        raise UsageError(f"{flag} {shown(path)}: refusing to replace {kind}, not a regular file (even with --force); "
                          "give a file name")
     if kind is not None and not force:
         raise OutputExistsError([str(path)])
@@ -283,7 +291,7 @@ def write_file(path: PathLike, text: Union[str, bytes], force: bool = False, fla
         with _signals_raise(), _empty_folders_go(_parents(path)[0]):
             _write_file(path, data, force, flag, mkdir)
     except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot write: {_reason(exc)}") from None
+        raise UsageError(f"{flag} {shown(path)}: cannot write: {_reason(exc)}") from None
     return path
 
 
@@ -319,7 +327,7 @@ def _place(tmp: str, path: str, force: bool, flag: str) -> None:
         return
     kind = existing_kind(path)
     if kind is not None and kind != "file":
-        raise UsageError(f"{flag} {path}: refusing to replace {kind} (even with --force)")
+        raise UsageError(f"{flag} {shown(path)}: refusing to replace {kind} (even with --force)")
     os.replace(tmp, path)
 
 
@@ -346,7 +354,7 @@ def folder_lock(directory: PathLike, flag: str = "-o", wait_s: float = LOCK_WAIT
     try:  # the folder itself is locked: no lock file is left behind
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError as exc:
-        raise UsageError(f"{flag} {directory}: cannot lock: {_reason(exc)}") from None
+        raise UsageError(f"{flag} {shown(directory)}: cannot lock: {_reason(exc)}") from None
     try:
         deadline = time.monotonic() + wait_s
         while True:
@@ -355,9 +363,9 @@ def folder_lock(directory: PathLike, flag: str = "-o", wait_s: float = LOCK_WAIT
                 break
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise UsageError(f"{flag} {directory}: cannot lock: {_reason(exc)}") from None
+                    raise UsageError(f"{flag} {shown(directory)}: cannot lock: {_reason(exc)}") from None
                 if time.monotonic() > deadline:
-                    raise UsageError(f"{flag} {directory}: another envcheck has been writing into it for "
+                    raise UsageError(f"{flag} {shown(directory)}: another envcheck has been writing into it for "
                                      f"{wait_s:.0f} s; try again when it is done") from None
                 time.sleep(0.05)
         yield
@@ -633,9 +641,9 @@ def write_set(directory: PathLike, files: Mapping[str, Union[str, bytes]], force
     try:
         kind = existing_kind(d)
         if kind is not None and not os.path.isdir(d):
-            raise UsageError(f"{flag} {d}: exists and is not a directory")
+            raise UsageError(f"{flag} {shown(d)}: exists and is not a directory")
     except OSError as exc:
-        raise UsageError(f"{flag} {d}: cannot create the folder: {_reason(exc)}") from None
+        raise UsageError(f"{flag} {shown(d)}: cannot create the folder: {_reason(exc)}") from None
     with _empty_folders_go(d):  # a set that fails leaves no empty folder it made
         return _write_set(d, files, force, flag, _hook)
 
@@ -644,14 +652,14 @@ def _write_set(d: str, files: Mapping[str, Union[str, bytes]], force: bool, flag
     try:
         os.makedirs(d, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"{flag} {d}: cannot create the folder: {_reason(exc)}") from None
+        raise UsageError(f"{flag} {shown(d)}: cannot create the folder: {_reason(exc)}") from None
     targets = [os.path.join(d, n) for n in files]
     try:
         with folder_lock(d, flag):
             _recover_locked(d)
             odd = [(t, k) for t in targets for k in [existing_kind(t)] if k is not None and k != "file"]
             if odd:
-                raise UsageError(f"{flag} {d}: refusing to replace what is not a regular file (even with --force):\n"
+                raise UsageError(f"{flag} {shown(d)}: refusing to replace what is not a regular file (even with --force):\n"
                                  + "\n".join(f"  {t}: {k}" for t, k in odd))
             if not force:
                 existing = [t for t in targets if existing_kind(t) is not None]
@@ -659,7 +667,7 @@ def _write_set(d: str, files: Mapping[str, Union[str, bytes]], force: bool, flag
                     raise OutputExistsError(existing)
             _commit(d, files, force, flag, _hook)
     except OSError as exc:
-        raise UsageError(f"{flag} {d}: cannot write: {_reason(exc)}; nothing was changed") from None
+        raise UsageError(f"{flag} {shown(d)}: cannot write: {_reason(exc)}; nothing was changed") from None
     return targets
 
 

@@ -342,7 +342,9 @@ def print_plan(res: Any, plan: Any, written: List[str], explain: bool = False,
     else:
         w(f"\n  {len(res.rejected)} of {len(res.candidates)} candidates rejected; --explain says why\n")
     if written:
-        w(f"\n  wrote {', '.join(written)}\n")
+        from envcheck.fsutil import shown
+
+        w(f"\n  wrote {', '.join(shown(p) for p in written)}\n")
     else:
         from envcheck.render import DEFAULT_FORMATS, FORMATS, NETWORK_FORMATS, file_name
 

@@ -102,7 +102,11 @@ def render_text(m: Any, wrote: Any = None) -> str:
             lines.append(f"  {k}: {why}")
     lines.append("")
     if wrote is not None:
-        lines.append(f"Wrote {wrote}; plan for it anywhere with: envcheck plan --machine {wrote}")
+        from envcheck.edge import shell_word
+        from envcheck.fsutil import shown as one_line
+
+        lines.append(f"Wrote {one_line(wrote)}; plan for it anywhere with: envcheck plan --machine "
+                     f"{shell_word(str(wrote), one_line=True)}")
     else:
         lines.append("Next: envcheck plan                (plan for this machine)")
         lines.append("      envcheck probe -o machine.toml  (save it; plan elsewhere with --machine)")

@@ -27,3 +27,24 @@ def test_a_trailing_slash_on_a_one_file_flag_is_refused(tmp_path, monkeypatch, a
     assert out.code == 2, (out.code, out.err)
     assert out.err.count("\n") == 1 and f"{flag} '{d}/" in out.err and "names a folder" in out.err, out.err
     assert os.listdir(tmp_path) == [], os.listdir(tmp_path)  # no file called newdir, nothing at all
+
+
+NASTY = ["out\nWrote evil", "r\x1b]0;PWNED\x07\x1b[31mred"]
+
+
+@pytest.mark.subprocess  # (probe runs the machine's tools)
+@pytest.mark.parametrize("name", NASTY)
+def test_a_path_with_control_characters_is_printed_on_one_line_without_escapes(tmp_path, monkeypatch, name):
+    """breaker5 F10: `plan -o $'out\\nWrote evil'` printed a fake 'Wrote evil/…' line, and an OSC
+    sequence in the name retitled the terminal (wrote…, refusing…, probe's 'Wrote …')."""
+    monkeypatch.chdir(tmp_path)
+    runs = [run_cli(["plan", "--gpu", "RTX 4090", "-o", name]),
+            run_cli(["plan", "--gpu", "RTX 4090", "-o", name]),  # the second refuses to overwrite
+            run_cli(["probe", "-o", f"{name}/m.json"])]
+    assert [r.code for r in runs] == [0, 2, 0], [r.err for r in runs]
+    for r in runs:
+        text = r.out + r.err
+        assert "\x1b" not in text and "\x07" not in text, ascii(text)
+        assert not any(line.startswith("Wrote evil") for line in text.splitlines()), text
+    assert "wrote " in runs[0].out and "refusing to overwrite" in runs[1].err
+    assert (tmp_path / name / "m.json").is_file() and (tmp_path / name / "requirements.txt").is_file()
