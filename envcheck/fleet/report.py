@@ -118,10 +118,10 @@ def node_file_name(host: Mapping[str, Any]) -> str:
 
 
 def is_dir_target(target: str | Path) -> bool:
-    """``--report DIR/`` (a trailing slash: give it as text, a Path drops it) or an existing
-    directory: one file per host and rank."""
+    """``--report DIR/`` or ``DIR/.`` (give it as text, a Path drops it; ``r4/.`` wrote a file ``r4``,
+    breaker5 F9) or an existing directory: one file per host and rank."""
     text = str(target)
-    return text.endswith(("/", os.sep)) or os.path.isdir(target)  # (no raise for a folder it cannot enter)
+    return text.endswith(("/", os.sep, "/.", os.sep + ".")) or os.path.isdir(target)  # (no raise for a folder it cannot enter)
 
 
 def report_path(target: str | Path, host: Mapping[str, Any]) -> Path:

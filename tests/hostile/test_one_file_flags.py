@@ -48,3 +48,13 @@ def test_a_path_with_control_characters_is_printed_on_one_line_without_escapes(t
         assert not any(line.startswith("Wrote evil") for line in text.splitlines()), text
     assert "wrote " in runs[0].out and "refusing to overwrite" in runs[1].err
     assert (tmp_path / name / "m.json").is_file() and (tmp_path / name / "requirements.txt").is_file()
+
+
+@pytest.mark.parametrize("text", ["r4/", "r4/.", "a/r4/."])
+def test_report_given_a_folders_name_gets_a_file_per_node_inside_it(text):
+    """breaker5 F9: `verify --report r4/.` wrote a FILE r4, though the help says a folder given with a
+    trailing slash gets <node>.json."""
+    from envcheck.fleet.report import report_path
+
+    assert report_path(text, {"id": "gpu007"}).name == "gpu007.json"
+    assert report_path(text, {"id": "gpu007"}).parent.name == "r4"
