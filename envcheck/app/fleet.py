@@ -9,7 +9,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envcheck.errors import UsageError
 
@@ -95,9 +95,17 @@ def fleet_merge(request: MergeRequest, on_skip: Optional[OnSkip] = None) -> Merg
                                      f"{terminal_text(target, keep_newlines=False)}; give each its own file")
                 named[where] = flag
 
+        from envcheck.errors import OutputExistsError
+
+        existing: List[str] = []  # every one that exists, at once: not one refusal per try (breaker5 F7)
         for flag, target in targets:
             if target:
-                check_output_file(target, request.force, flag)
+                try:
+                    check_output_file(target, request.force, flag)
+                except OutputExistsError as exc:
+                    existing += exc.paths
+        if existing:
+            raise OutputExistsError(existing)
     lock = None
     if request.lock:
         from envcheck.lock import load_lock

@@ -429,3 +429,16 @@ def test_two_outputs_naming_one_file_are_refused_before_anything_is_written(tmp_
     assert r.code == 2 and r.err.count("\n") == 1 and "name the same file" in r.err, r.err
     assert a in r.err and b in r.err
     assert not (tmp_path / "x").exists()
+
+
+def test_every_existing_output_is_listed_at_once(tmp_path, case_reports):
+    """breaker5 F7: with --save, --junit and --prometheus all there, only one was named per try."""
+    d = write_fleet(tmp_path / "ok", case_reports["C01"])
+    outs = {flag: tmp_path / name for flag, name in [("--save", "s.json"), ("--junit", "j.xml"),
+                                                      ("--prometheus", "p.prom")]}
+    for p in outs.values():
+        p.write_text("mine")
+    r = run_cli(["fleet", "merge", str(d), *[x for flag, p in outs.items() for x in (flag, str(p))]])
+    assert r.code == 2 and "refusing to overwrite" in r.err, r.err
+    assert all(str(p) in r.err for p in outs.values()), r.err
+    assert {p.read_text() for p in outs.values()} == {"mine"}
