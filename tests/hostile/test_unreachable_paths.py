@@ -22,6 +22,11 @@ def _as_nobody(args, tmp_path):
             pytest.skip("root enters any folder, and setpriv (util-linux) is absent to run as another user")
         cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
     env = {**os.environ, "ENVCHECK_NO_CACHE": "1", "HOME": "/"}
+    if os.geteuid() == 0:
+        can = subprocess.run([*cmd[:cmd.index(sys.executable)], sys.executable, "-c", "import envcheck"],
+                             capture_output=True, text=True, timeout=120, env=env, cwd="/")
+        if can.returncode != 0:  # a checkout (and its venv) in a folder nobody may enter, e.g. /root
+            pytest.skip(f"nobody cannot run this checkout's python: {can.stderr.strip()[-200:]}")
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd="/")
 
 
