@@ -8,7 +8,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Union
+    from typing import Dict, List, Union, cast
 
     #: a JSON/TOML value (TOML dates arrive as strings here: envcheck's files hold none)
     JSON = Union[None, bool, int, float, str, List["JSON"], Dict[str, "JSON"]]
@@ -20,6 +20,10 @@ else:
     # (forward references compiled on first use) cost ~1.5 ms of every start (issue #9).
     JSON = object
     JSONObject = dict
+
+    def cast(_type: object, value: object) -> object:
+        """``typing.cast`` at run time: the value itself (typing is not imported on a start's way, #9)."""
+        return value
 
 
 def json_string(text: str) -> str:

@@ -5,20 +5,17 @@ from __future__ import annotations
 
 from envcheck.record import field, record, replace
 from envcheck.errors import UsageError
-from envcheck.jsontypes import JSON, JSONObject
+from envcheck.jsontypes import JSON, JSONObject, cast
 
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time (start-up, issue #9)
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
-    from typing import Callable, Dict, List, Optional, Sequence, Tuple, cast
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
     from envcheck.machine.model import Machine
     from envcheck.matrix import Matrix
     from envcheck.resolve.plan import Plan
     from envcheck.resolve.types import Request, Resolution
-else:
-    def cast(_type: object, value: object) -> object:  # typing.cast: the value itself
-        return value
 
 #: the target-machine fields that, when any is given, mean "a described machine" (no probe)
 TARGET_FIELDS = ("gpus", "wsl", "os", "arch", "glibc", "distro", "macos")

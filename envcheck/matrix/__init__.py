@@ -14,18 +14,14 @@ import sys
 from functools import cached_property, lru_cache
 
 from envcheck.errors import DataFileError, UnknownGpuError, UsageError
+from envcheck.jsontypes import cast
 from envcheck.matrix import model as m
 from envcheck.matrix.model import vkey
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple, cast
-else:
-    def cast(_type: object, value: object) -> object:  # typing.cast: the value itself
-        return value
-
-if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
+    from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
     from envcheck.matrix.index.data import IndexData
 # Paths are strings on a plan's way (os.path): pathlib's import, with the urllib.parse and ipaddress
