@@ -76,40 +76,112 @@ class PlanResult:
 
 
 def gpu_names(matrix: Matrix, groups: List[List[str]]) -> List[str]:
-    """``--gpu RTX 4090`` (unquoted) means one GPU; ``--gpu a100 h100`` means two. Only single words are
-    ever joined: a value holding a space was quoted as a whole name, so ``--gpu 'RTX 4090' 'AMD Ryzen 9
-    7940HS w/ Radeon 780M Graphics'`` is two GPUs. (Joined, the APU's ``w/`` split or a ``(gfxN)`` suffix
-    would read the text as one GPU and silently drop the others.)
+    """The GPU names of the ``--gpu`` values: each group is the words given after one ``--gpu``.
+
+    A value holding a space was quoted as a whole name: it is one GPU. Single words (unquoted) are
+    one name or several: ``--gpu RTX 4090`` is one GPU, ``--gpu a100 h100`` two, and ``--gpu H100 AMD
+    Ryzen 9 7940HS w/ Radeon 780M Graphics`` two (see :func:`_word_names`). Joined blindly, the APU's
+    ``w/`` split or a ``(gfxN)`` suffix would read several names as one GPU and drop the others.
 
     Raises:
         UnknownGpuError: a name matches no GPU (exit 2, with close matches).
     """
-    from envcheck.errors import UnknownGpuError
+    names: List[str] = []
+    for tokens in groups:
+        words: List[str] = []
+        for tok in tokens:
+            if len(tok.split()) > 1:
+                names += _word_names(matrix, words)
+                words = []
+                _known(matrix, tok)
+                names.append(tok)
+            else:
+                words.append(tok)
+        names += _word_names(matrix, words)
+    return names
+
+
+def _known(matrix: Matrix, name: str) -> None:
+    """Raises UnknownGpuError when ``name`` names no GPU (an architecture or a ``(gfxN)`` suffix counts)."""
     from envcheck.machine.describe import gpu_from_arch, split_count
     from envcheck.matrix import printed_target
 
-    def known(name: str) -> bool:
-        text, _ = split_count(name)
-        if gpu_from_arch(text) is not None or printed_target(text):  # "… (gfx906:sramecc+:xnack-)"
-            return True
+    text, _ = split_count(name)
+    if gpu_from_arch(text) is None and not printed_target(text):  # "… (gfx906:sramecc+:xnack-)"
         matrix.find_gpu(text)
-        return True
 
-    names: List[str] = []
-    for tokens in groups:
-        if len(tokens) == 1 or not any(len(tok.split()) > 1 for tok in tokens):
-            joined = " ".join(tokens)
-            try:
-                known(joined)
-                names.append(joined)
-                continue
-            except UnknownGpuError:
-                if len(tokens) == 1:
-                    raise
-        for tok in tokens:
-            known(tok)
-            names.append(tok)
-    return names
+
+def _word_names(matrix: Matrix, words: List[str]) -> List[str]:
+    """Unquoted words as GPU names. The words joined are one GPU when they are a name on record as a
+    whole (``RTX 4090``: one look-up, the common case). Otherwise the fewest names the words split
+    into, each a GPU (``H100 80GB A100``, ``RTX 4090 RX 7900 XTX (gfx1100)``, ``H100 AMD Ryzen 9
+    7940HS w/ Radeon 780M Graphics``): a name that leaves words out (a memory size, the CPU before an
+    APU's ``w/``, an unknown name before ``(gfxN)``) is one GPU only when its words do not split
+    into names. Names only the PCI ID database knows split words last (its bracket names hold
+    generic ones: ``AMD Instinct`` is a Radeon Instinct there). No look-up searches for close matches.
+
+    Raises:
+        UnknownGpuError: the words name no GPU that way (the error names the first unknown part).
+    """
+    from envcheck.errors import UnknownGpuError
+    from envcheck.machine.describe import gpu_from_arch, split_count
+    from envcheck.matrix import normalize_gpu_name, printed_target
+
+    if not words:
+        return []
+    joined = " ".join(words)
+    if len(words) == 1:
+        _known(matrix, joined)
+        return [joined]
+    if matrix.named_gpu(split_count(joined)[0], whole=True) is not None:
+        return [joined]
+
+    def names_one(i: int, j: int, pci: bool) -> bool:  # words[i:j] name a GPU (some words left out)
+        if words[i].startswith("(") or words[i].lower() == "graphics" or "w/" in (words[i].lower(), words[j - 1].lower()):
+            return False  # a suffix, "Graphics" ("Radeon 780M Graphics") or an APU's `w/` ends the name before it
+        text, _ = split_count(" ".join(words[i:j]))
+        if printed_target(text):  # "<name> (gfxN)": a name, or only vendor words ("AMD Radeon Graphics")
+            text = text[:text.rindex("(")].strip()
+            return not normalize_gpu_name(text) or matrix.named_gpu(text, pci=pci) is not None
+        return gpu_from_arch(text) is not None or matrix.named_gpu(text, pci=pci) is not None
+
+    found: Dict[Tuple[int, int, bool], Optional[List[str]]] = {}
+
+    def split(i: int, j: int, pci: bool) -> Optional[List[str]]:  # the fewest names words[i:j] make
+        if (i, j, pci) not in found:
+            one = [" ".join(words[i:j])]
+            best: Optional[List[str]] = None
+            if j - i == 1 or matrix.named_gpu(split_count(one[0])[0], whole=True) is not None:
+                best = one if names_one(i, j, pci) else None
+            else:
+                for k in range(i + 1, j):
+                    left, right = split(i, k, pci), split(k, j, pci)
+                    if left and right and (best is None or len(left) + len(right) < len(best)):
+                        best = left + right
+                if best is None and names_one(i, j, pci):
+                    best = one
+            found[(i, j, pci)] = best
+        return found[(i, j, pci)]
+
+    n = len(words)
+    best = split(0, n, False)
+    if best is not None and len(best) > 1:
+        return best
+    try:
+        _known(matrix, joined)  # one name as a whole ("<unknown name> (gfxN)" is that target's GPU)
+        return [joined]
+    except UnknownGpuError:
+        best = split(0, n, True)
+        if best is not None:
+            return best
+        start = 0  # the error names the first words that are no GPU, after the longest names that are
+        while start < n:
+            end = next((e for e in range(n, start, -1) if split(start, e, True)), start)
+            if end == start:
+                break
+            start = end
+        _known(matrix, " ".join(words[start:]))
+        raise
 
 
 def build_machine(target: Target, matrix: Matrix) -> Machine:

@@ -411,29 +411,49 @@ class Matrix:
         Raises:
             UnknownGpuError: no match; carries close matches.
         """
+        found = self.named_gpu(query)
+        if found is not None:
+            return found
         index = self._gpu_keys()
         key = normalize_gpu_name(query)
         if not key and not re.search(_PCI_ID, query, re.I):  # only vendor words ("NVIDIA GeForce", "AMD Radeon Graphics")
             raise UnknownGpuError(query, [], generic=True)
-        if key and key in index:
-            return index[key]
-        bare = re.sub(_MEMORY_SUFFIX, "", key)
-        if bare and bare in index:
-            return index[bare]
-        found = self.pci_gpu(query)
-        if found is not None:
-            return found
-        for form in printed_forms(query):  # "GPU 0: NVIDIA B300 SXM6 AC" → "NVIDIA B300"
-            k = normalize_gpu_name(form)
-            found = index.get(k) or self.pci_gpu(form)
-            if found is not None:
-                return found
         starts = sorted(k for k in index if key and k.startswith(key))  # "rtx" → RTX cards first
         import difflib  # only for an unknown name
 
         close = starts[:8] + difflib.get_close_matches(key, list(index), n=8, cutoff=0.6)
         names = list(dict.fromkeys(index[c].name for c in close))[:5]
         raise UnknownGpuError(query, names)
+
+    def named_gpu(self, query: str, whole: bool = False, pci: bool = True) -> Optional[m.Gpu]:
+        """The GPU ``query`` names, or ``None`` (no close matches are looked for: cheap to ask).
+
+        ``whole``: only a name on record as it is (case, spaces, punctuation and vendor words aside).
+        Otherwise also the forms that leave part of the text out: a memory size and what follows it,
+        a PCI id or codename inside it, and what tools print around a name (:func:`printed_forms`:
+        a list prefix, a ``(gfxN)`` suffix, the CPU before an APU's ``w/``). ``pci=False``: not
+        through the PCI ID database (whose bracket names hold generic ones: "Radeon Instinct").
+        """
+        index = self._gpu_keys()
+        key = normalize_gpu_name(query)
+        if not key and not re.search(_PCI_ID, query, re.I):  # only vendor words ("NVIDIA GeForce", "AMD Radeon Graphics")
+            return None
+        if key and key in index:
+            return index[key]
+        if whole:
+            return None
+        bare = re.sub(_MEMORY_SUFFIX, "", key)
+        if bare and bare in index:
+            return index[bare]
+        found = self.pci_gpu(query) if pci else None
+        if found is not None:
+            return found
+        for form in printed_forms(query):  # "GPU 0: NVIDIA B300 SXM6 AC" → "NVIDIA B300"
+            k = normalize_gpu_name(form)
+            found = index.get(k) or (self.pci_gpu(form) if pci else None)
+            if found is not None:
+                return found
+        return None
 
     def jetpack_of_channel(self, channel: str) -> Optional[m.JetpackGen]:
         return next((j for j in self.jetpacks if channel in j.channels), None)

@@ -60,6 +60,53 @@ def test_every_gpu_of_one_flag_is_kept(values, expected):
     assert gpu_names(load_matrix(), [values]) == expected
 
 
+APU = "AMD Ryzen 9 7940HS w/ Radeon 780M Graphics"  # lscpu's model name on a Ryzen 7040 laptop (breaker5 F0)
+
+
+@pytest.mark.parametrize("words, expected", [
+    # several names as unquoted words (breaker5 F0, left by hfix7): joined, the APU's `w/` split kept only the 780M
+    (f"H100 {APU}", ["H100", APU]),
+    (f"RTX 4090 {APU}", ["RTX 4090", APU]),
+    (f"{APU} H100", [APU, "H100"]),
+    ("RTX 4090 RX 7900 XTX (gfx1100)", ["RTX 4090", "RX 7900 XTX (gfx1100)"]),  # a (gfxN) suffix read the whole
+    ("RTX 4090 AMD Radeon Graphics (gfx1100)", ["RTX 4090", "AMD Radeon Graphics (gfx1100)"]),
+    ("H100 80GB A100", ["H100 80GB", "A100"]),  # a memory size dropped what followed it
+    ("RTX 4090 H100", ["RTX 4090", "H100"]),  # was "unknown GPU 'RTX'"
+    ("2x A100 H100", ["2x A100", "H100"]),
+    ("GTX 780 H100", ["GTX 780", "H100"]),  # a name only the PCI ID database knows
+    # one name as tools print it stays one GPU
+    (APU, [APU]),
+    ("RTX 4090", ["RTX 4090"]),
+    ("GPU 0: NVIDIA H100 80GB HBM3", ["GPU 0: NVIDIA H100 80GB HBM3"]),  # nvidia-smi -L
+    ("AMD Instinct MI300X (gfx942:sramecc+:xnack-)", ["AMD Instinct MI300X (gfx942:sramecc+:xnack-)"]),  # collect_env
+    ("AMD Instinct MI250X/MI250 (gfx90a:sramecc+:xnack-)", ["AMD Instinct MI250X/MI250 (gfx90a:sramecc+:xnack-)"]),
+    ("NVIDIA GeForce RTX 4090 Laptop GPU", ["NVIDIA GeForce RTX 4090 Laptop GPU"]),
+    ("Intel(R) Arc(TM) 140V GPU (16GB)", ["Intel(R) Arc(TM) 140V GPU (16GB)"]),
+])
+def test_several_gpus_as_unquoted_words_are_each_kept(words, expected):
+    from envcheck.app.plan import gpu_names
+    from envcheck.matrix import load_matrix
+
+    assert gpu_names(load_matrix(), [words.split()]) == expected
+
+
+@pytest.mark.parametrize("words, unknown", [("RTX 4090 Foo", "'Foo'"), ("A100 Foo", "'Foo'"), ("Foo Bar", "'Foo Bar'")])
+def test_unquoted_words_that_name_no_gpu_name_the_unknown_part(words, unknown):
+    from envcheck.app.plan import gpu_names
+    from envcheck.errors import UnknownGpuError
+    from envcheck.matrix import load_matrix
+
+    with pytest.raises(UnknownGpuError, match=f"unknown GPU {unknown}"):
+        gpu_names(load_matrix(), [words.split()])
+
+
+def test_an_unquoted_gpu_before_an_apu_is_planned_for():
+    cli = run_cli(["plan", "--gpu", *f"H100 {APU}".split(), "--json"])
+    assert cli.code == 0, cli.err
+    gpus = [g["name"] for g in json.loads(cli.out)["machine"]["gpus"]]
+    assert len(gpus) == 2 and any("H100" in g for g in gpus) and any("780M" in g for g in gpus), gpus
+
+
 def test_a_quoted_gpu_is_never_dropped_on_the_command_line():
     cli = run_cli(["plan", "--gpu", "RTX 4090", "AMD Ryzen 9 7940HS w/ Radeon 780M Graphics", "--json"])
     assert cli.code == 0, cli.err
