@@ -26,6 +26,7 @@ import tomli_w
 from envcheck.errors import CouldNotRun, UsageError
 from envcheck.render.common import title, version
 from envcheck.resolve.plan import Plan
+from envcheck.resolve.rules import span_spec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -179,6 +180,9 @@ def render_pylock(plan: Plan, timeout: float = UV_TIMEOUT) -> str:
                           "needs one per file (pick an index or mirror that lists hashes)")
     check_pylock(raw)
     doc.setdefault("created-by", "uv")
+    # uv writes ">=3.11" for --python-version 3.11, but it resolved for that Python alone (markers
+    # evaluated for it, wheels chosen for it): the lock covers no other
+    doc["requires-python"] = span_spec(python.rstrip("t"), python.rstrip("t"))
     doc["tool"] = {"envcheck": _tool_table(plan)}
     head = [f"# {title(plan)}",
             f"# Written by envcheck {version()} (`envcheck plan --format pylock`), dependencies resolved by uv for",

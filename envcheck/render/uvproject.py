@@ -8,8 +8,9 @@
   routed to its own index, and ``[tool.uv] conflicts`` so ``uv lock`` never has to install two
   variants of torch together (``uv sync --extra cu130``).
 
-``requires-python`` is as wide as the builds allow (the lowest Python every one of them serves),
-not ``==3.12.*``, unless ``--pin-python`` asks for the planned Python only.
+``requires-python`` is as wide as the pinned wheels allow (the unbroken run of Pythons every one of
+them has, around the planned Python: ``>=3.10,<3.15``), not ``==3.12.*``, unless ``--pin-python``
+asks for the planned Python only; it never admits a Python a pinned wheel lacks.
 
 Pure text generation: the plans come from the resolver.
 """
@@ -20,30 +21,30 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import tomli_w
 
-from envcheck.matrix.model import vkey
+from envcheck.matrix.model import python_key
 from envcheck.render.common import comment_block, title, version
 from envcheck.render.recipe import recipe_comment
 from envcheck.resolve.plan import Plan
-from envcheck.resolve.rules import build_pythons
+from envcheck.resolve.rules import span_spec
 
 __all__ = ["render_uv", "uv_project", "requires_python"]
 
 
 def requires_python(plans: Sequence[Plan], pin: bool = False) -> str:
-    """``>=3.10`` — the lowest Python that every plan's build has wheels for (free-threaded
-    builds aside); ``==3.12.*`` with ``pin`` (the planned Python)."""
-    if pin and plans[0].python:
-        return f"=={plans[0].python.rstrip('t')}.*"
-    floors: List[str] = []
-    for p in plans:
-        pys = [v for v in build_pythons(p.candidate, p.machine.platform) if not v.endswith("t")]
-        if pys:
-            floors.append(min(pys, key=vkey))
-        elif p.python:
-            floors.append(p.python.rstrip("t"))
-    if not floors:
+    """``>=3.10,<3.15`` — the Pythons every plan's pinned wheels have, as one range around the planned
+    Python (:meth:`Plan.python_span`; several plans: where their spans overlap); ``==3.12.*`` with
+    ``pin`` (the planned Python), or when the spans do not overlap."""
+    first = plans[0].python.rstrip("t")
+    if not first:
         return ""
-    return f">={max(floors, key=vkey)}"
+    if pin:
+        return span_spec(first, first)
+    spans = [p.python_span() for p in plans if p.python]
+    low = max((s[0] for s in spans), key=python_key)
+    high = min((s[1] for s in spans), key=python_key)
+    if python_key(low) > python_key(high):
+        return span_spec(first, first)
+    return span_spec(low, high)
 
 
 def _bare(pins: Dict[str, str]) -> List[str]:

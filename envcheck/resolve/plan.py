@@ -13,7 +13,7 @@ from envcheck.record import field, record
 from envcheck.errors import UsageError
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import BaseImage, Marker, Step, vkey
-from envcheck.resolve.rules import name_of
+from envcheck.resolve.rules import name_of, python_run, span_spec, wheel_pythons
 from envcheck.resolve.types import Candidate, Resolution
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
@@ -145,6 +145,19 @@ class Plan:
     # the companions the user left out (``--without``): no pin, recipe step, conda/pixi dependency
     # or lock names them (one place, :func:`make_plan`)
     without: Tuple[str, ...] = ()
+    # the Pythons every pinned wheel has on the machine's platform (rules.wheel_pythons): the range an
+    # install file states (uv's requires-python) never reaches past them
+    wheel_pythons: Tuple[str, ...] = ()
+
+    def python_span(self) -> Tuple[str, str]:
+        """(lowest, highest) Python of the unbroken run every pinned wheel has around the planned one
+        (the planned one alone when no list on record holds it)."""
+        want = self.python.rstrip("t")
+        return python_run(self.wheel_pythons, self.python) or (want, want)
+
+    def python_range(self) -> str:
+        """``>=3.10,<3.15`` (:meth:`python_span` as a version range); ``==3.12.*`` for one Python."""
+        return span_spec(*self.python_span()) if self.python else ""
 
     @property
     def machine(self):
@@ -437,6 +450,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         notes=notes,
         mirrors=list(mirrors),
         without=left_out,
+        wheel_pythons=wheel_pythons(matrix, c, res.machine.platform, pins),
     )
     plan.matrix_index_url = original_url
     from envcheck.resolve.recipe import build_recipe

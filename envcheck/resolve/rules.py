@@ -38,7 +38,7 @@ from envcheck.resolve.types import Candidate, Request
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
+    from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
 BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "mps": "MPS", "cpu": "CPU"}
@@ -191,6 +191,48 @@ def pythons_of(release: Release, build: Build, platform: str) -> Sequence[str]:
     if build.python is not None:
         return build.python
     return release.python.get(platform, ())
+
+
+def wheel_pythons(matrix: Matrix, c: Candidate, platform: str, pins: Mapping[str, str]) -> Tuple[str, ...]:
+    """The Pythons every pinned wheel of the plan has on ``platform``: the build's list, narrowed by
+    each pinned companion's row in matrices/companions.toml (the rows :func:`check_companions` reads);
+    a companion without a row, or without this platform, narrows nothing."""
+    pys = list(build_pythons(c, platform))
+    for pkg, ver in pins.items():
+        row = matrix.companions.get((pkg, ver.split("+")[0])) if pkg != "torch" else None
+        if row is None or row.any or platform not in row.python:
+            continue
+        pys = [p for p in pys if p in row.python[platform]]
+    return tuple(sorted(pys, key=python_key))
+
+
+def python_run(pys: Sequence[str], python: str) -> Optional[Tuple[str, str]]:
+    """(lowest, highest) of the unbroken run of GIL Pythons in ``pys`` that holds ``python`` (its GIL
+    version for a free-threaded one): ``["3.10", "3.11", "3.13"]``, ``"3.11"`` → ("3.10", "3.11").
+    ``None`` when ``python`` is not among them."""
+    gil = sorted({p for p in pys if not p.endswith("t")}, key=python_key)
+    want = python.rstrip("t")
+    if want not in gil:
+        return None
+    i = j = gil.index(want)
+
+    def next_to(a: str, b: str) -> bool:
+        ka, kb = python_key(a), python_key(b)
+        return ka[0] == kb[0] and kb[1] == ka[1] + 1
+
+    while i > 0 and next_to(gil[i - 1], gil[i]):
+        i -= 1
+    while j + 1 < len(gil) and next_to(gil[j], gil[j + 1]):
+        j += 1
+    return gil[i], gil[j]
+
+
+def span_spec(low: str, high: str) -> str:
+    """``("3.10", "3.14")`` → ``>=3.10,<3.15``; ``("3.12", "3.12")`` → ``==3.12.*``."""
+    if low == high:
+        return f"=={low}.*"
+    major, minor, _ = python_key(high)
+    return f">={low},<{major}.{minor + 1}"
 
 
 def check_python(c: Candidate, ctx: Context) -> None:

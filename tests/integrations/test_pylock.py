@@ -33,6 +33,8 @@ def test_pylock_is_valid_pep751_with_every_dependency_and_real_hashes(lock, whee
     doc = tomllib.loads(lock.read_text())
     Pylock.from_dict(doc).validate()
     assert doc["lock-version"] == "1.0"
+    # uv writes ">=3.11" for --python-version 3.11, yet it resolved for 3.11 alone (newcomer5 #6)
+    assert doc["requires-python"] == "==3.11.*"
     by_name = {p["name"]: p for p in doc["packages"]}
     # the closure of torch 2.13.0's dependencies, as pip downloaded it (file names, not our code)
     want = {re.sub(r"[-_.]+", "-", w.name.split("-")[0]).lower() for w in wheelhouse.glob("*.whl")}

@@ -34,7 +34,8 @@ def test_uv_lock_and_sync_install_the_planned_torch(cli, two_variant_index, uv_b
     r = cli([*PLAN, "--mirror", mirror])
     assert r.code == 0, r.err
     d, doc = project(tmp_path, r.out)
-    assert doc["project"]["requires-python"] == ">=3.10"  # torch 2.13's lowest Python, not ==3.11.*
+    # torch 2.13's Pythons (3.10–3.14), not ==3.11.*, and not past the last one its wheels have (newcomer5 #6)
+    assert doc["project"]["requires-python"] == ">=3.10,<3.15"
     (idx,) = doc["tool"]["uv"]["index"]
     assert idx["explicit"] is True and idx["url"] == f"{mirror}/cpu"
     assert "platform_machine == 'x86_64'" in doc["tool"]["uv"]["sources"]["torch"][0]["marker"]
@@ -70,7 +71,7 @@ def test_two_builds_are_conflicting_extras_that_uv_keeps_apart(cli, two_variant_
     assert torch_version(d / ".venv" / "bin" / "python") == f"{TORCH}+cpu"  # the only wheel either index has
 
 
-@pytest.mark.parametrize("flag,want", [([], ">=3.10"), (["--pin-python"], "==3.11.*")])
+@pytest.mark.parametrize("flag,want", [([], ">=3.10,<3.15"), (["--pin-python"], "==3.11.*")])
 def test_requires_python_is_wide_unless_pinned(cli, flag, want):
     r = cli([*PLAN, *flag])
     assert r.code == 0, r.err
