@@ -257,3 +257,41 @@ def test_printed_words_never_make_an_unknown_name_known(cli, query):
 def test_an_amd_target_with_its_feature_flags_is_that_target(cli, query, arch):
     r = cli(["plan", "--gpu", query, "--json"])
     assert r.code in (0, 1) and [g["arch"] for g in r.json()["machine"]["gpus"]] == [arch]
+
+
+# AMD APUs whose GPU has no model name: lscpu and /proc/cpuinfo print the CPU model with "with Radeon
+# Graphics" (ROCm/pytorch#786 "Ryzen 7 4800U", NixOS/nixpkgs#207109 "Ryzen 5600G", ROCm/legacy-rocm-build#1799
+# "5900HX iGPU", HardAndHeavy/comfyui-rocm-docker#3 "Ryzen 5 3400G", guinmoon/rocm7_builds#1 "Ryzen 6900HX"):
+# the CPU model names the die, and gpu-chips.toml's APU rows give its target. Expected targets are LLVM's
+# AMDGPUUsage processor table and AMD's model numbering, not envcheck's output.
+@pytest.mark.parametrize("query, arch", [
+    ("AMD Ryzen 7 4800U with Radeon Graphics", "gfx90c"),         # Renoir
+    ("AMD Ryzen 7 PRO 4750U with Radeon Graphics", "gfx90c"),     # Renoir PRO
+    ("AMD Ryzen 5 5600G with Radeon Graphics", "gfx90c"),         # Cezanne desktop
+    ("AMD Ryzen 9 5900HX with Radeon Graphics", "gfx90c"),        # Cezanne laptop
+    ("AMD Ryzen 5 5500U with Radeon Graphics", "gfx90c"),         # Lucienne
+    ("AMD Ryzen 5 7530U with Radeon Graphics", "gfx90c"),         # Barcelo-R
+    ("AMD Ryzen 9 6900HX with Radeon Graphics", "gfx1035"),       # Rembrandt
+    ("AMD Ryzen 7 7735HS with Radeon Graphics", "gfx1035"),       # Rembrandt-R
+    ("AMD Ryzen 5 7520U with Radeon Graphics", "gfx1037"),        # Mendocino
+    ("Ryzen 5 3400G", "gfx902"),                                  # Picasso desktop
+    ("AMD Ryzen 5 2400G with Radeon Vega Graphics", "gfx902"),    # Raven Ridge
+])
+def test_an_apu_named_by_its_cpu_is_its_igpu(matrix, query, arch):
+    g = matrix.find_gpu(query)
+    assert (g.vendor, g.arch, g.segment) == ("amd", arch, "integrated"), g
+    res = plan_for(matrix, gpus=[query])
+    assert res.chosen is None and res.status == "no_official_build"
+
+
+@pytest.mark.parametrize("query", ["AMD Ryzen 7 5800X", "AMD Ryzen 7 2700X", "AMD Ryzen 5 5500",
+                                   "AMD Ryzen 5 4500", "AMD Ryzen 9 7950X3D", "AMD Ryzen 5 3600"])
+def test_a_cpu_without_an_igpu_stays_unknown(cli, query):
+    # desktop parts without graphics (Vermeer, Pinnacle Ridge, Matisse) or with it fused off (5500, 4500)
+    r = cli(["plan", "--gpu", query, "--json"])
+    assert r.code == 2 and "unknown GPU" in r.err
+
+
+def test_an_apu_that_prints_its_gpu_keeps_that_gpu_row(matrix):
+    # Phoenix prints "w/ Radeon 780M Graphics": the GPU row answers, not a CPU-model pattern
+    assert matrix.find_gpu("AMD Ryzen 9 7940HS w/ Radeon 780M Graphics").name == matrix.find_gpu("Radeon 780M").name

@@ -45,6 +45,7 @@ def test_the_fixture_is_whole():
     """Every case names its report, the machine, what the thread found and a primary source."""
     assert len(CASES) >= 80
     assert len([c for c in CASES if c.get("set") == "round3"]) >= 25
+    assert len([c for c in CASES if c.get("set") == "round4"]) >= 25
     assert len({c["id"] for c in CASES}) == len(CASES)
     assert len({c["url"] for c in CASES}) == len(CASES)
     for c in CASES:
