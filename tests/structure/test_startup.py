@@ -80,6 +80,8 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     assert not mods & {"dataclasses", "inspect", "ast", "dis", "tokenize"}
     # no JSON is read or written: the Dockerfile's LABEL values are plain ASCII (render.files.json_string)
     assert "json" not in mods
+    # the lock is tomli_w's bytes written by envcheck.tomltext: no tomli_w, nor its datetime and math
+    assert not mods & {"tomli_w", "datetime", "math"}
     # a machine file's schema tables: only for --machine FILE
     assert "envcheck.machine.io" not in mods
     # paths are strings on a plan's way (fsutil, matrix): pathlib imports urllib.parse and ipaddress
@@ -189,7 +191,7 @@ def test_json_stamp_is_the_same_bytes_as_dumping_again(doc):
 @pytest.mark.subprocess
 def test_fresh_data_is_told_without_datetime(tmp_path):
     """staleness() compares the data's newest day as text; datetime is imported only to word a
-    warning (tomli_w, the lock writer, still imports it on a plan's way: this holds freshness alone)."""
+    warning (nothing else on a plan's way imports it: tests above; this holds freshness alone)."""
     code = ("import sys\nimport envcheck.matrix.freshness as f\nfrom envcheck.matrix import load_matrix\n"
             "m = load_matrix()\nf.STALE_DAYS = 100000\nassert f.staleness(m) is None\n"
             "print('datetime' in sys.modules)\nf.STALE_DAYS = -100000\nassert 'days old' in f.staleness(m)\n")
