@@ -40,7 +40,7 @@ TYPE_CHECKING = False  # typing is not imported at run time; json only where use
 # would print it (:func:`clean_path`).
 if TYPE_CHECKING:
     from re import Pattern
-    from typing import Callable, Iterator, List, Mapping, Optional, Tuple, Union
+    from typing import Callable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
     PathLike = Union[str, "os.PathLike[str]"]
 
@@ -293,6 +293,70 @@ def write_file(path: PathLike, text: Union[str, bytes], force: bool = False, fla
     except OSError as exc:
         raise UsageError(f"{flag} {shown(path)}: cannot write: {_reason(exc)}") from None
     return path
+
+
+def write_files(outputs: Sequence[Tuple[PathLike, Union[str, bytes], str]], force: bool = False) -> List[str]:
+    """The one-file outputs of one command (``fleet merge --save A --junit B``: each ``(path, text,
+    flag)``, in any folders), all or nothing, like :func:`write_set`: every file is written to a
+    temporary name beside its target first, then all are moved into place. A failure or an interrupt
+    (SIGINT, SIGTERM, SIGHUP) before the last is in place puts back what the user had and removes
+    the rest (breaker5 F4: an interrupted `fleet merge` kept the finished --save). (Not journalled
+    like a set: a SIGKILL between two renames can leave the first.)
+
+    Raises:
+        UsageError / OutputExistsError: as :func:`write_file`; nothing is changed.
+    """
+    targets = [(check_target(p, force, flag), t.encode("utf-8") if isinstance(t, str) else t, flag)
+               for p, t, flag in outputs]
+    staged: List[str] = []
+    placed: List[Tuple[str, str, Optional[str]]] = []  # a target (maybe) in place, its temp file, what it replaced
+    now = ("", "")  # the flag and path being written (for the error)
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_signals_raise())
+            for path, _, _ in targets:
+                stack.enter_context(_empty_folders_go(_parents(path)[0]))
+            try:
+                for path, data, flag in targets:
+                    now = (flag, path)
+                    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                    mode = None
+                    with contextlib.suppress(OSError):
+                        mode = stat.S_IMODE(os.lstat(path).st_mode)
+                    staged.append(_temp_beside(path, data, mode))
+                for (path, _, flag), tmp in zip(targets, staged):
+                    now, old = (flag, path), None
+                    if force and existing_kind(path) == "file":  # kept (a hard link) until all are in place
+                        def keep(p: str, path: str = path) -> None:
+                            os.link(path, p)
+
+                        old = _claim(os.path.dirname(path) or ".", f".{os.path.basename(path)[:40]}{TMP_MARK}", ".tmp", keep)
+                    placed.append((path, tmp, old))
+                    _place(tmp, path, force, flag)
+            except BaseException:
+                for path, tmp, old in reversed(placed):
+                    if old is not None:  # (put back even when the replace had not happened: the same file)
+                        os.replace(old, path)
+                    elif _ours(tmp, path):  # never a file another writer made meanwhile
+                        _unlink(path)
+                placed.clear()
+                raise
+            finally:
+                for p in staged + [old for _, _, old in placed if old is not None]:
+                    _unlink(p)
+    except OSError as exc:
+        raise UsageError(f"{now[0]} {shown(now[1])}: cannot write: {_reason(exc)}; nothing was changed") from None
+    return [path for path, _, _ in targets]
+
+
+def _ours(tmp: str, path: str) -> bool:
+    """``path`` is the file placed from ``tmp`` (a hard link to it, or ``tmp`` moved there)."""
+    try:
+        return os.path.samefile(tmp, path)
+    except FileNotFoundError:
+        return not os.path.exists(tmp) and os.path.lexists(path)
+    except OSError:
+        return False
 
 
 def _write_file(path: str, data: bytes, force: bool, flag: str, mkdir: bool) -> None:

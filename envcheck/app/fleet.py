@@ -114,18 +114,21 @@ def fleet_merge(request: MergeRequest, on_skip: Optional[OnSkip] = None) -> Merg
     expect = expect_nodes(request.expect)
     fleet = merge(request.inputs, lock, on_skip=on_skip, expect=expect)
     doc = fleet.to_dict()
-    if request.save or request.prometheus:
-        from envcheck.render.write import write_output_file
+    outputs: List[Tuple[str, str, str]] = []  # written all or nothing: an interrupted merge keeps none
     if request.save:
-        write_output_file(request.save, json.dumps(doc, indent=1) + "\n", request.force, "--save")
+        outputs.append((str(request.save), json.dumps(doc, indent=1) + "\n", "--save"))
     if request.junit:
-        from envcheck.junit import write_junit
+        from envcheck.junit import junit_text
 
-        write_junit(request.junit, junit_suites(fleet), request.force)
+        outputs.append((str(request.junit), junit_text(junit_suites(fleet)), "--junit"))
     if request.prometheus:
         from envcheck.fleet.prometheus import prometheus_text
 
-        write_output_file(request.prometheus, prometheus_text(fleet), request.force, "--prometheus")
+        outputs.append((str(request.prometheus), prometheus_text(fleet), "--prometheus"))
+    if outputs:
+        from envcheck.fsutil import write_files
+
+        write_files(outputs, request.force)
     return MergeResult(fleet=fleet, document=doc)
 
 

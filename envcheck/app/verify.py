@@ -237,16 +237,18 @@ def judge(request: VerifyRequest, facts: Facts, matrix: Matrix, checks: Sequence
         status, detail, fix = judge_collectives(node["distributed"])
         results.append(Check(CHECK, status, float(node["distributed"].get("seconds") or 0.0), detail, fix))
     elapsed = time.monotonic() - t0
+    outputs: List[Tuple[str, str, str]] = []  # written all or nothing: an interrupted verify keeps none
     if node is not None:
-        from envcheck.fleet.output import write_node_outputs
+        from envcheck.fleet.output import node_outputs
 
-        write_node_outputs(node, [c.to_dict() for c in results], facts.to_dict(), tier=request.tier,
-                           lock_path=request.lock, force=request.force)
+        outputs += node_outputs(node, [c.to_dict() for c in results], facts.to_dict(), tier=request.tier,
+                                lock_path=request.lock)
     if request.save_facts:
-        from envcheck.render.write import write_output_file
+        outputs.append((str(request.save_facts), json.dumps(facts.to_dict(), indent=1) + "\n", "--save-facts"))
+    if outputs:
+        from envcheck.fsutil import write_files
 
-        write_output_file(request.save_facts, json.dumps(facts.to_dict(), indent=1) + "\n", request.force,
-                          "--save-facts")
+        write_files(outputs, request.force)
     return VerifyResult(checks=tuple(results), facts=facts, matrix=matrix, machine=machine, lock=lock,
                         elapsed=elapsed, extra=dict(extra or {}))
 

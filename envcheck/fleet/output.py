@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 
 def prepare_node(*, report: Optional[Union[str, Path]], junit: Optional[Path], host: Optional[str], facts: Optional[Path],
@@ -41,22 +41,19 @@ def prepare_node(*, report: Optional[Union[str, Path]], junit: Optional[Path], h
     return node
 
 
-def write_node_outputs(node: Dict[str, Any], checks: List[Dict[str, Any]], facts: Dict[str, Any], *,
-                       tier: str, lock_path: Optional[Path], force: bool) -> Dict[str, Any]:
-    """Build the node report and write it (``--report``) and its JUnit XML (``--junit``).
-
-    Returns:
-        The report document.
-    """
+def node_outputs(node: Dict[str, Any], checks: List[Dict[str, Any]], facts: Dict[str, Any], *,
+                 tier: str, lock_path: Optional[Path]) -> List[Tuple[str, str, str]]:
+    """Build the node report: the files to write, ``(path, text, flag)``, for ``--report`` and its
+    JUnit XML (``--junit``), written with the command's other outputs by :func:`fsutil.write_files`."""
     from envcheck.fleet.report import build_report, junit_suites, lock_digest
-    from envcheck.junit import write_junit
-    from envcheck.render.write import write_output_file
+    from envcheck.junit import junit_text
 
     doc = build_report(checks, facts, node["host"], tier=tier, started=node["started"],
                        seconds=time.monotonic() - node["t0"], lock=lock_digest(lock_path),
                        distributed=node.get("distributed"))
+    out: List[Tuple[str, str, str]] = []
     if node.get("report"):
-        write_output_file(node["report"], json.dumps(doc, indent=1) + "\n", force, "--report")
+        out.append((str(node["report"]), json.dumps(doc, indent=1) + "\n", "--report"))
     if node.get("junit"):
-        write_junit(node["junit"], junit_suites(doc), force, "--junit")
-    return doc
+        out.append((str(node["junit"]), junit_text(junit_suites(doc)), "--junit"))
+    return out
