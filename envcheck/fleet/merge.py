@@ -127,6 +127,10 @@ def _unlistable(exc: OSError) -> None:
     raise UsageError(f"{terminal_text(exc.filename, keep_newlines=False)}: cannot list the folder: {exc.strerror}")
 
 
+#: why a saved fleet document among the reports is left out (it is named, and is no error)
+FLEET_DOCUMENT = "a fleet document (`envcheck fleet merge --save`), not a node report"
+
+
 def report_files(inputs: Iterable[str]) -> Iterator[Path]:
     """Every ``*.json`` file named or found in the named folders (recursively, sorted), lazily.
 
@@ -178,7 +182,7 @@ def read_report(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
     if not isinstance(doc, dict):
         return None, "not a node report (a JSON object is expected)"
     if doc.get("kind") == FLEET_KIND:
-        return None, ""  # a saved merge beside the reports: not a node, not an error
+        return None, FLEET_DOCUMENT  # a saved merge beside the reports: not a node, not an error
     if doc.get("kind") == KIND:
         if doc.get("schema") != SCHEMA:
             return None, f"node report schema {doc.get('schema')!r}; this envcheck reads {SCHEMA} (upgrade envcheck)"
@@ -259,7 +263,9 @@ def merge(inputs: Iterable[str], lock: Any = None, on_skip: Any = None,
     pool: Dict[str, str] = {}
     for path in report_files(inputs):
         doc, why = read_report(path)
-        if doc is None and not why:
+        if why == FLEET_DOCUMENT:  # named, never dropped silently (breaker5 F6); not a bad report (exit 2)
+            if on_skip:
+                on_skip(path, why)
             continue
         if doc is None:
             fleet.skipped.append({"file": str(path), "reason": why})

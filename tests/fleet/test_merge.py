@@ -442,3 +442,16 @@ def test_every_existing_output_is_listed_at_once(tmp_path, case_reports):
     assert r.code == 2 and "refusing to overwrite" in r.err, r.err
     assert all(str(p) in r.err for p in outs.values()), r.err
     assert {p.read_text() for p in outs.values()} == {"mine"}
+
+
+def test_a_fleet_document_among_the_reports_is_named_not_dropped(tmp_path, case_reports):
+    """breaker5 F6 (left by hfix7): in a folder mixing node reports and a saved merge document, the
+    document was left out without a word; it is named (and is no bad report: the exit is the node's)."""
+    d = write_fleet(tmp_path / "reps", case_reports["C01"])
+    alone = run_cli(["fleet", "merge", str(d)])
+    assert run_cli(["fleet", "merge", str(d), "--save", str(d / "fleet-saved.json")]).code == alone.code
+    for extra in ([], ["--json"]):
+        r = run_cli(["fleet", "merge", str(d), *extra])
+        assert r.code == alone.code, r.err
+        line = next((x for x in r.err.splitlines() if "fleet-saved.json" in x), "")
+        assert "skipped" in line and "fleet document" in line and "not a node report" in line, r.err
