@@ -13,7 +13,7 @@ import importlib
 import os
 import sys
 
-from envcheck.cli.conventions import COMMAND_HELP, TAKES_VALUE, NamesFolder, Parser
+from envcheck.cli.conventions import COMMAND_HELP, TAKES_VALUE, EmptyPath, NamesFolder, Parser
 from envcheck.errors import EnvcheckError
 
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
@@ -215,6 +215,8 @@ def _check_paths(args: argparse.Namespace) -> None:
     pathlib = sys.modules.get("pathlib")  # (None: no Path flag was given; path_arg imports it for one)
     for name, value in vars(args).items():
         for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, EmptyPath):  # conventions.path_arg/path_text: "" given to a path flag
+                raise UsageError(f"--{name.replace('_', '-')}: an empty path; give a file or folder name")
             if isinstance(v, NamesFolder):  # conventions.file_arg: "dir/" given to a one-file flag
                 raise UsageError(f"--{name.replace('_', '-')} {ascii(str(v))[:80]}: names a folder (it ends "
                                  "in a slash); give a file name")
@@ -328,7 +330,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         from pathlib import Path
 
         if not isinstance(early.config, Path) or str(early.config) in ("", ".", "--"):
-            return _refuse(argv, target, path, "--config: give a settings file (--config envcheck.toml)", 2)
+            return _refuse(argv, target, path, "--config: an empty path; give a settings file (--config envcheck.toml)", 2)
     try:
         settings = apply_settings(target, "-".join(path), early.config, early.no_config, os.environ, os.getcwd(),
                                   universe=lambda: settings_universe(build_parser(None)))

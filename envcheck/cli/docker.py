@@ -11,7 +11,7 @@ from typing import Any, Dict, List
 from envcheck.cli.flags import (
     add_checks, add_force, add_interpreter, add_json, add_lock, add_matrices, add_mirror, add_plan_arguments,
     add_skip, add_tier, add_timeout, check_timeout, plan_request)
-from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.conventions import COMMAND_HELP, path_arg
 
 HELP = COMMAND_HELP["docker"]
 
@@ -96,7 +96,7 @@ def _add_build(d: Any) -> None:
     o.add_argument("--tag", metavar="T", help="image tag (default: envcheck/torch:<torch version>, e.g. 2.13.0-cpu)")
     o.add_argument("--base-image", metavar="IMAGE",
                    help="FROM this image instead of the plan's (e.g. envcheck-base:bookworm from `envcheck docker base`)")
-    o.add_argument("--wheelhouse", metavar="DIR", type=Path,
+    o.add_argument("--wheelhouse", metavar="DIR", type=path_arg,
                    help="install from wheels on the host (pip --no-index); an empty DIR is filled by pip download")
     o.add_argument("--packages", metavar="LIST",
                    help="only these of the plan's pins (comma-separated, e.g. torch when no torchvision wheel is at hand)")
@@ -147,11 +147,11 @@ def _add_ci(d: Any) -> None:
                      "(pip download into --wheelhouse-root/TARGET), build, verify inside and write the JSON "
                      "report. A target whose wheels cannot be had here is rendered only, and the report says why.")
     c.add_argument("target", metavar="TARGET", help="a ci_target name (cpu, cu130, rocm …)")
-    c.add_argument("--report", metavar="FILE", type=Path,
+    c.add_argument("--report", metavar="FILE", type=path_arg,
                    help="write the JSON report here (an existing file only with --force)")
     add_force(c, "replace an existing --report file")
     c.add_argument("--base-image", metavar="IMAGE", help="FROM this image (e.g. envcheck-base:bookworm)")
-    c.add_argument("--wheelhouse-root", metavar="DIR", type=Path, default=Path(".nox/wheelhouse"),
+    c.add_argument("--wheelhouse-root", metavar="DIR", type=path_arg, default=Path(".nox/wheelhouse"),
                    help="wheels are gathered in DIR/TARGET (kept between runs); default .nox/wheelhouse")
     add_timeout(c, 120.0, "seconds per verify check (default 120)")
     add_skip(c, "verify checks to leave out")

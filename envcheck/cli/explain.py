@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from envcheck.cli.flags import add_json, add_matrices
-from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.conventions import COMMAND_HELP, path_arg
 
 HELP = COMMAND_HELP["explain"]
 
@@ -54,7 +53,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--os", metavar="OS", help="that machine's OS: linux, windows or macos")
     p.add_argument("--wsl", action="store_true", help="that machine is Linux under WSL2")
     p.add_argument("--driver", metavar="VERSION", help="that machine's NVIDIA driver (570.124.06)")
-    p.add_argument("--facts", metavar="FILE", type=Path,
+    p.add_argument("--facts", metavar="FILE", type=path_arg,
                    help="saved facts (`envcheck verify --json`) of the machine the error came from")
     p.add_argument("--no-probe", action="store_true", help="do not look at this machine (the error came from another)")
     add_json(p, "print [{rule, matched, cause, fix, source}]; for unknown text {findings: [], closest: "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from envcheck.cli.conventions import path_arg
+from envcheck.cli.conventions import path_arg, path_text
 from envcheck.errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
@@ -111,7 +111,7 @@ def add_timeout(p: Any, default: float, help: str) -> None:
 def add_lock(p: Any, help: str, path: bool = True) -> None:
     """``--lock FILE``: an envcheck.lock.toml (``path=False``: a path written into a job for the
     nodes to read, not read here)."""
-    p.add_argument("--lock", metavar="FILE", help=help, **({"type": path_arg} if path else {}))
+    p.add_argument("--lock", metavar="FILE", help=help, type=path_arg if path else path_text)
 
 
 def add_checks(p: Any, help: str) -> None:
@@ -137,7 +137,7 @@ def add_tier(p: Any, default: Optional[str] = None, help: Optional[str] = TIER_H
 def add_interpreter(p: Any, help: str, metavar: str = "PATH") -> None:
     """``--python``: the interpreter to verify (``plan --python X.Y`` is the target's version instead,
     in :func:`add_plan_arguments`)."""
-    p.add_argument("--python", metavar=metavar, help=help)
+    p.add_argument("--python", metavar=metavar, help=help, type=path_text)
 
 
 #: ``plan --mirror``'s help

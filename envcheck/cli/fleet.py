@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
-from envcheck.cli.conventions import COMMAND_HELP, file_arg
+from envcheck.cli.conventions import COMMAND_HELP, file_arg, path_text
 from envcheck.cli.flags import add_force, add_interpreter, add_json, add_lock, add_tier, add_timeout
 
 HELP = COMMAND_HELP["fleet"]
@@ -119,7 +119,7 @@ def add_parser(sub: Any) -> None:
     where.add_argument("--nodelist", metavar="L", help="which nodes (Slurm hostlist: gpu[001-016])")
     s.add_argument("--gpus-per-node", metavar="G", type=int)
     add_tier(s, default="full")
-    s.add_argument("--reports", metavar="DIR", default="envcheck-reports",
+    s.add_argument("--reports", metavar="DIR", default="envcheck-reports", type=path_text,
                    help="shared folder for the reports (a subfolder per job id); default envcheck-reports")
     add_interpreter(s, "the interpreter to verify on each node")
     add_lock(s, "the lock to verify against (a path every node can read)", path=False)

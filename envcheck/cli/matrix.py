@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from envcheck.cli.flags import add_json, add_matrices, add_timeout
-from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.conventions import COMMAND_HELP, path_arg
 
 HELP = COMMAND_HELP["matrix"]
 
@@ -89,7 +88,7 @@ def _add_update(msub: Any) -> None:
                     help="record the files under this channel (default: the [[channel]] whose "
                          "index_url matches --index, else the index host name)")
     add_matrices(up, help="read the hand-sourced matrix from DIR, and write there unless --data-dir is given")
-    up.add_argument("--data-dir", metavar="DIR", type=Path,
+    up.add_argument("--data-dir", metavar="DIR", type=path_arg,
                     help="the data folder to write into, as $ENVCHECK_DATA_DIR: the files go to DIR/index, "
                          "which `ENVCHECK_DATA_DIR=DIR envcheck plan` reads (default: your per-user data folder)")
     up.add_argument("--dry-run", action="store_true", help="fetch and compare, write nothing")

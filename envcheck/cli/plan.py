@@ -7,7 +7,7 @@ import sys
 from collections import Counter, OrderedDict
 
 from envcheck.app.plan import plan_json  # noqa: F401 (the `plan --json` object; tests import it from here too)
-from envcheck.cli.conventions import COMMAND_HELP, path_arg
+from envcheck.cli.conventions import COMMAND_HELP, path_arg, path_text
 from envcheck.cli.flags import (add_force, add_json, add_matrices, add_mirror, add_plan_arguments, add_timeout,
                                 check_timeout, plan_request)
 from envcheck.errors import UsageError
@@ -66,7 +66,7 @@ def add_parser(sub: Any) -> None:
                         "declared conflicting (`uv sync --extra cpu`)")
     o.add_argument("--pin-python", action="store_true",
                    help="uv: requires-python for the planned Python only (default: as wide as the build allows)")
-    o.add_argument("-o", "--output", metavar="DIR", help="write the files into DIR")
+    o.add_argument("-o", "--output", metavar="DIR", type=path_text, help="write the files into DIR")
     add_force(o, "replace existing files in DIR")
     add_mirror(o)
     o.add_argument("--packages", metavar="LIST",

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any, Optional, Tuple
 
 from envcheck.cli.flags import (
     add_checks, add_force, add_interpreter, add_json, add_lock, add_matrices, add_skip, add_tier, add_timeout,
     check_timeout)
-from envcheck.cli.conventions import COMMAND_HELP, file_arg
+from envcheck.cli.conventions import COMMAND_HELP, file_arg, path_arg, path_text
 
 HELP = COMMAND_HELP["verify"]
 
@@ -66,7 +65,7 @@ def add_parser(sub: Any) -> None:
     add_checks(p, f"only these checks (comma-separated): {', '.join(CHECKS)}")
     add_skip(p)
     add_timeout(p, 60.0, "seconds per check before it counts as hung (import ×2, torch_compile ×5); default 60")
-    p.add_argument("--facts", metavar="FILE", type=Path,
+    p.add_argument("--facts", metavar="FILE", type=path_arg,
                    help="judge saved facts (a `verify --json` report or its facts) instead of running anything")
     p.add_argument("--save-facts", metavar="FILE", type=file_arg,
                    help="also write the collected facts to FILE (JSON; missing folders are created; checked "
@@ -75,7 +74,7 @@ def add_parser(sub: Any) -> None:
     add_json(p, "print {checks: [...], facts: {...}}")
     add_matrices(p)
     fleet = p.add_argument_group("fleet (reports that `envcheck fleet merge` reads)")
-    fleet.add_argument("--report", metavar="FILE|DIR/",
+    fleet.add_argument("--report", metavar="FILE|DIR/", type=path_text,
                        help="write the versioned node report (JSON); a folder (trailing slash or existing) gets "
                             "<node>.json, or <node>-rank<R>.json with --distributed")
     fleet.add_argument("--junit", metavar="FILE", type=file_arg,
