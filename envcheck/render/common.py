@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from string import Template
-
 from envcheck import __version__
 from envcheck.edge import comment_text
 from envcheck.matrix import resource_path
@@ -14,7 +12,7 @@ from envcheck.resolve.types import Candidate
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, issue #9)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Dict, List
+    from typing import Dict, List, NoReturn
 
 
 def title(plan: Plan) -> str:
@@ -126,8 +124,52 @@ def _comment_block(plan: Plan, prefix: str) -> str:
     return "\n".join(prefix + comment_text(line) for line in lines)
 
 
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+class Template:
+    """``string.Template(text).substitute(**values)``: ``$name`` and ``${name}`` (an ASCII identifier)
+    replaced by ``str(values[name])``, ``$$`` by ``$``; a missing name is a KeyError, any other ``$`` the
+    same ValueError. Written out: importing :mod:`string` compiles Template's pattern, ~0.5 ms of a
+    plan's files (#9); tests/plan/test_template.py holds it to string.Template."""
+
+    def __init__(self, template: str):
+        self.template = template
+
+    def substitute(self, **values: object) -> str:
+        text = self.template
+        out: List[str] = []
+        i = 0
+        while True:
+            j = text.find("$", i)
+            if j < 0:
+                out.append(text[i:])
+                return "".join(out)
+            out.append(text[i:j])
+            start = j + 1
+            if text.startswith("$", start):
+                out.append("$")
+                i = start + 1
+                continue
+            braced = text.startswith("{", start)
+            end = first = start + braced
+            while end < len(text) and text[end] in _ID_CHARS:
+                end += 1
+            name = text[first:end]
+            if not name or name[0].isdigit() or (braced and not text.startswith("}", end)):
+                self._invalid(start)
+            out.append(str(values[name]))
+            i = end + braced
+
+    def _invalid(self, at: int) -> NoReturn:
+        """string.Template's error for a ``$`` that starts no placeholder (``at``: just after it)."""
+        lines = self.template[:at].splitlines(keepends=True)
+        line, col = (len(lines), at - len("".join(lines[:-1]))) if lines else (1, 1)
+        raise ValueError(f"Invalid placeholder in string: line {line}, col {col}")
+
+
 def template(folder: str, name: str) -> Template:
-    """A ``string.Template`` from ``dockerfiles/`` or ``conda/``.
+    """A :class:`Template` (string.Template's ``substitute``) from ``dockerfiles/`` or ``conda/``.
 
     Raises:
         FileNotFoundError: the template is missing (a packaging bug).

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import string
 
 
 from envcheck.edge import check_image, comment_text, printable_line
@@ -296,7 +295,7 @@ def _image_apt(base: Sequence[str], recipe: Sequence[Any]) -> List[str]:
 
 
 #: the characters a conda environment name keeps (any other becomes ``-``); a Docker tag also keeps ``:/``
-_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _TAG_CHARS = _NAME_CHARS | frozenset(":/")
 #: an ``ENV`` value of only these characters is written as it is
 _PLAIN_ENV_CHARS = _NAME_CHARS | frozenset(",:/=@+%")

@@ -82,6 +82,9 @@ def test_plan_imports_only_what_planning_needs(tmp_path):
     assert "json" not in mods
     # the lock is tomli_w's bytes written by envcheck.tomltext: no tomli_w, nor its datetime and math
     assert not mods & {"tomli_w", "datetime", "math"}
+    # the Dockerfile and environment.yml templates are filled by render.common.Template (string's
+    # import compiles string.Template's pattern)
+    assert "string" not in mods
     # a machine file's schema tables: only for --machine FILE
     assert "envcheck.machine.io" not in mods
     # paths are strings on a plan's way (fsutil, matrix): pathlib imports urllib.parse and ipaddress
