@@ -526,7 +526,11 @@ def _another_machines(ctx: Context, vendor: str = "") -> Optional[str]:
     arch = _message_arch(ctx)
     own = _own_gpus(ctx)
     if vendor and own and not any(g.vendor == vendor for g in own):
-        return _not_this_machine(ctx, "The message comes from a ROCm (HIP) build of torch, for an AMD GPU", own)
+        # easydiffusion#1477, modal-examples#681: on an NVIDIA machine a HIP message most often means the ROCm
+        # build got installed there by mistake; plan's build for the machine is the cure either way
+        return _not_this_machine(ctx, "The message comes from a ROCm (HIP) build of torch, for an AMD GPU", own) + (
+            " If this machine printed it, the torch installed here is a ROCm build, which cannot use this GPU: "
+            "uninstall it and install the build that command names.")
     if arch and own and not any(g.arch == arch for g in own):
         return _not_this_machine(ctx, f"The message is about a GPU of architecture {arch}", own)
     return None
@@ -1209,6 +1213,25 @@ def interpreter(ctx: Context) -> str:
 def interpreter_cmd(ctx: Context) -> str:
     """The interpreter as the first word of a command (quoted for the environment's shell)."""
     return ctx.py_command()
+
+
+@helper
+def unpublished_torch(ctx: Context) -> str:
+    """For a ``torch==X.Y.Z`` pin inside the span torch-releases.toml covers (every PyPI release from its
+    first row on) that is not one of its rows: that release does not exist on PyPI, whatever the Python
+    or platform (e2e-coref-pytorch#1: a README's ``torch==1.15.0`` for 1.5.0). ``""`` otherwise."""
+    m = re.fullmatch(r"torch\s*===?\s*(\d+\.\d+(?:\.\d+)?)(?:\+[\w.]+)?", (ctx.groups.get("req") or "").strip())
+    if not m:
+        return ""
+    want = m.group(1) if m.group(1).count(".") == 2 else m.group(1) + ".0"
+    known = sorted(ctx.matrix.release_by_version, key=vkey)
+    if not known or ctx.release(want) is not None or not vkey(known[0]) <= vkey(want) <= vkey(known[-1]):
+        return ""
+    below = [v for v in known if vkey(v) < vkey(want)][-1]
+    above = next(v for v in known if vkey(v) > vkey(want))
+    return (f" There is no torch {want} on PyPI at all (envcheck's list of PyPI's torch releases, {known[0]} to "
+            f"{known[-1]}, goes from {below} to {above}): check the version in the pin — a typo, or a release that "
+            "exists only on another index.")
 
 
 @helper
