@@ -46,8 +46,9 @@ class ExplainResult:
     @property
     def exit_code(self) -> int:
         """0 explained, 1 not explained: not a message envcheck recognises, or every family it matched
-        found a value no real message has (garbled: no conclusion drawn)."""
-        return 0 if any(not f.garbled for f in self.findings) else 1
+        found a value no real message has (garbled) or one envcheck's data is too old to know (unknown):
+        no conclusion drawn."""
+        return 0 if any(not (f.garbled or f.unknown) for f in self.findings) else 1
 
     def to_json(self) -> Union[List[Dict[str, Any]], Dict[str, Any]]:
         """``explain --json``: the findings, or ``{findings: [], closest: [...]}``."""

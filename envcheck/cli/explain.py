@@ -35,10 +35,12 @@ TensileLibrary · Torch not compiled with CUDA/XPU enabled · MPS operators · T
 Windows) · companions, compile and Docker messages. `envcheck explain --list` prints them all.
 The text's own facts count: a C:\\ or /usr/lib/wsl path sets the platform, "sm_120" or "gfx1103"
 the GPU, "found version 12080" or an nvidia-smi header the driver — no fix proposes a build they
-rule out. A value no real message has ("found version 0") is called garbled, not explained.
+rule out. A value no real message has ("found version 0", "sm_85") is called garbled, not explained;
+one newer than envcheck's data knows ("sm_999": past the newest architecture on record) is called
+unknown, with `envcheck matrix update`.
 
 exit codes: 0 explained · 1 not explained: not a message envcheck recognises (the closest families
-are listed), or its values look garbled (no conclusion drawn) · 2 bad input
+are listed), or its values look garbled or are unknown to envcheck's data (no conclusion drawn) · 2 bad input
 """
 
 

@@ -33,12 +33,15 @@ class Finding:
     fix: str
     source: tuple = ()
     garbled: bool = False  # the text matched, but a value in it no real message has: no conclusion
+    unknown: bool = False  # the text matched, but names what envcheck's data is too old to know: no conclusion
 
     def to_dict(self) -> Dict[str, object]:
         d: Dict[str, object] = {"rule": self.rule, "matched": self.matched, "cause": self.cause, "fix": self.fix,
                                 "source": list(self.source)}
         if self.garbled:
             d["garbled"] = True
+        if self.unknown:
+            d["unknown"] = True
         return d
 
 
@@ -113,6 +116,12 @@ class Garbled(Exception):
     garbled instead of reasoning from the value. The message names the value and why."""
 
 
+class Unknown(Exception):
+    """Raised by a helper when a value the pattern captured is newer than all envcheck's data knows (an
+    NVIDIA architecture past the newest on record): the finding says so and draws no conclusion,
+    neither an explanation nor "garbled". The message names the value and the newest known."""
+
+
 GARBLED_FIX = ("Copy the complete message again, unedited — best the whole output, e.g. "
                "`python train.py 2>&1 | envcheck explain -`.")
 
@@ -129,13 +138,20 @@ def render(rule: Diagnosis, m: re.Match[str], ctx: Context) -> Finding:
     except Garbled as exc:
         cause = f"The text looks garbled or edited: {exc}, so envcheck draws no conclusion from it."
         fix = GARBLED_FIX
-        garbled = True
+        garbled, unknown = True, False
+    except Unknown as exc:
+        from envcheck.install_hint import update_hint
+
+        cause = f"This is unknown to envcheck's data: {exc}, so envcheck draws no conclusion from it."
+        fix = (f"Update envcheck's data (`envcheck matrix update`) or envcheck itself ({update_hint()}), then explain "
+               "the message again. (If the value was edited, copy the complete message again.)")
+        garbled, unknown = False, True
     else:
-        garbled = False
+        garbled = unknown = False
     finally:
         ctx.groups = {}
         ctx.before = ""
-    return Finding(rule.id, m.group(0), _tidy(cause), _tidy(fix), rule.source, garbled=garbled)
+    return Finding(rule.id, m.group(0), _tidy(cause), _tidy(fix), rule.source, garbled=garbled, unknown=unknown)
 
 
 def _tidy(text: str) -> str:
@@ -894,11 +910,35 @@ def nvcc_arch_desc(ctx: Context) -> str:
                 "detection produced no GPU number (no GPU visible while building, or a Windows shell that did not "
                 "expand the variable)")
     row = ctx.matrix.nv_arch(f"sm_{digits}")
+    if row is None:
+        _unknown_nv_arch(ctx, arch, digits)
     if row is None or not row.first_cuda:
         return f"{arch} is not an architecture envcheck has CUDA releases on record for"
     span = f"CUDA {row.first_cuda} through {row.last_cuda}" if row.last_cuda else f"CUDA {row.first_cuda} and later"
     return (f"{arch} is compute capability {row.compute_capability} ({row.family} GPUs), which nvcc can target from "
             f"{span} only")
+
+
+def _unknown_nv_arch(ctx: Context, arch: str, digits: str) -> None:
+    """An NVIDIA architecture without a row, decided with the data (every architecture up to the newest
+    is on record): past the newest it is one the data is too old to know; below, it is no architecture.
+
+    Raises:
+        Unknown: newer than every architecture on record (``sm_999`` while the newest is sm_121).
+        Garbled: none of the architectures up to the newest (``sm_85``).
+    """
+    def cc(d: str) -> Tuple[int, int]:  # "121" → (12, 1): compute capability 12.1
+        return int(d[:-1] or 0), int(d[-1])
+
+    known = [a for a in ctx.matrix.known_archs("nvidia") if re.fullmatch(r"sm_\d{2,3}", a)]
+    if digits in {a[3:] for a in known} or not known:
+        return
+    newest = max(known, key=lambda a: cc(a[3:]))
+    if cc(digits) > cc(newest[3:]):
+        raise Unknown(f"{arch} is newer than every NVIDIA architecture on record (the newest is {newest}, "
+                      "matrices/cuda.toml [[arch]])")
+    raise Garbled(f"{arch!r} is no NVIDIA architecture: envcheck's data knows every one up to {newest} "
+                  f"(matrices/cuda.toml [[arch]]), and {arch} is none of them")
 
 
 @helper

@@ -12,7 +12,11 @@ message that cannot come from that machine's GPU says so instead of planning for
 
 from __future__ import annotations
 
+import json
+
 import pytest
+
+from tests.conftest import run_cli
 
 PTXAS = "RuntimeError: Internal Triton PTX codegen error: ptxas fatal : Value 'sm_120' is not defined for option 'gpu-name'"
 ILLEGAL = "RuntimeError: HIP error: the operation cannot be performed in the present state"  # InvokeAI#5738
@@ -116,3 +120,28 @@ def test_triton_on_windows_names_no_triton_that_windows_wheels_lack_nor_a_linux_
     assert "export TRITON_PTXAS_PATH" in linux  # Linux keeps its advice
     other = _fix(cli(["explain", "--no-probe", "--gpu", "RTX 4090", "--", PTXAS]))
     assert "Triton paired with plan's torch" not in other, other  # no plan's-Triton claim for another GPU
+
+
+PTXAS_OF = "ptxas fatal   : Value '{}' is not defined for option 'gpu-name'"  # Triton's ptxas (triton-lang/triton#8539)
+
+
+@pytest.mark.parametrize("arch, code, word", [
+    ("sm_999", 1, "unknown"),   # past the newest architecture on record: the data is too old, not the text
+    ("sm_130", 1, "unknown"),
+    ("sm_85", 1, "garbled"),    # below the newest, and none on record: no such architecture
+    ("sm_120", 0, None),        # a real one is explained
+    ("sm_121", 0, None),
+])
+def test_an_architecture_the_data_does_not_know_is_said_so_with_exit_1(arch, code, word):
+    """breaker5 F3 (left by hfix8): `ptxas … 'sm_999'` was explained (exit 0) as if it were a GPU."""
+    r = run_cli(["explain", "--no-probe", "--json", "--", PTXAS_OF.format(arch)])
+    assert r.code == code, (r.code, r.out, r.err)
+    doc = json.loads(r.out)
+    finding = (doc["findings"] if isinstance(doc, dict) else doc)[0]
+    assert finding.get("unknown", False) == (word == "unknown")
+    assert finding.get("garbled", False) == (word == "garbled")
+    if word == "unknown":
+        assert "newer than every NVIDIA architecture" in finding["cause"] and "envcheck matrix update" in finding["fix"]
+        assert "garbled" not in finding["cause"]
+    if word is None:
+        assert "not an NVIDIA architecture envcheck knows" not in finding["fix"]
