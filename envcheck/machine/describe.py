@@ -75,6 +75,8 @@ def split_count(raw: str) -> Tuple[str, int]:
 def gpu_from_arch(text: str) -> Optional[GpuDevice]:
     """``sm_89`` / ``sm89`` / ``8.9`` → an NVIDIA GPU of that compute capability; ``gfx1100`` → AMD."""
     t = text.strip().lower()
+    if not t.startswith("sm") and "." not in t and "gfx" not in t:  # a model name: none of the forms below
+        return None
     mt = re.fullmatch(r"sm_?([0-9]{2,3})", t) or re.fullmatch(r"([0-9]{1,2})\.([0-9])", t)
     if mt:
         sm = "sm_" + "".join(mt.groups())

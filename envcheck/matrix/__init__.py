@@ -133,6 +133,8 @@ def printed_forms(text: str) -> List[str]:
 
 def printed_target(text: str) -> Optional[str]:
     """The gfx target collect_env prints after an AMD GPU's name (``"… (gfx906:sramecc+:xnack-)"``), if any."""
+    if "(" not in text:  # (the suffix is in parentheses: most names need no pattern compiled)
+        return None
     mt = re.search(_TARGET_SUFFIX, text, re.I)
     return mt.group(1).lower() if mt else None
 
@@ -648,7 +650,7 @@ _CACHE_KEEP = 16  # parsed matrices and single files kept (at most a few hundred
 
 #: the name of a cache file envcheck writes: ``matrix-`` + the CRC-32 (8 hex) and length (5 hex) of the
 #: key stored inside + ``.marshal`` (``.pickle``: the format of envcheck before 2026-12)
-_CACHE_NAME = re.compile(r"matrix-([0-9a-f]{8})([0-9a-f]{5})\.(marshal|pickle)")
+_CACHE_NAME = r"matrix-([0-9a-f]{8})([0-9a-f]{5})\.(marshal|pickle)"  # (compiled by re when a cache file is written)
 
 
 def _prune(folder: str, keep: int) -> None:
@@ -661,7 +663,7 @@ def _prune(folder: str, keep: int) -> None:
         return
     dated = []
     for n in names:
-        if _CACHE_NAME.fullmatch(n):
+        if re.fullmatch(_CACHE_NAME, n):
             p = os.path.join(folder, n)
             try:
                 dated.append((os.lstat(p).st_mtime, p))
@@ -686,7 +688,7 @@ def _ours(path: str) -> bool:
     """
     import zlib
 
-    name = _CACHE_NAME.fullmatch(os.path.basename(path))
+    name = re.fullmatch(_CACHE_NAME, os.path.basename(path))
     if name is None:
         return False
     data = _read_cache(path)
@@ -851,7 +853,7 @@ def _store(path: str, key: str, files: _Files, derived: Dict[str, object]) -> No
         payload = marshal.dumps((key, _plain(files), derived))
         write_file_interruptible(path, zlib.crc32(payload).to_bytes(4, "big") + payload, flag="cache")
         _prune(os.path.dirname(path), keep=_CACHE_KEEP)
-        sweep_temp_files(os.path.dirname(path), older_than_s=_CACHE_TMP_STALE_S, target=_CACHE_NAME)
+        sweep_temp_files(os.path.dirname(path), older_than_s=_CACHE_TMP_STALE_S, target=re.compile(_CACHE_NAME))
     except (OSError, UsageError):
         pass
 
