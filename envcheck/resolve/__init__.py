@@ -196,6 +196,16 @@ def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
         matrix order: newest release first). ``status`` is ``ok``, ``no_build`` or
         ``no_official_build``.
     """
+    res, ctx, release_index, accepted, rejected = _ranked(machine, request, matrix)
+    res.alternatives = _alternatives(res, ctx, release_index, accepted, rejected)
+    res.assumptions = _assumptions(res, ctx)
+    return res
+
+
+def _ranked(machine: Machine, request: Request,
+            matrix: Matrix) -> Tuple[Resolution, Context, Dict[str, int], List[Candidate], List[Candidate]]:
+    """:func:`resolve` without the alternatives and assumptions: every candidate checked and ranked
+    (what a question like "which build with a newer driver?" needs, and nothing more)."""
     ctx = Context(matrix, machine, request)
     cands = enumerate_candidates(matrix, machine)
     if request.nightly:
@@ -217,9 +227,7 @@ def resolve(machine: Machine, request: Request, matrix: Matrix) -> Resolution:
     res = Resolution(machine, request, accepted + rejected)
     if not accepted:
         res.status, res.fallback = _no_build_status(matrix, machine, request, release_index)
-    res.alternatives = _alternatives(res, ctx, release_index, accepted, rejected)
-    res.assumptions = _assumptions(res, ctx)
-    return res
+    return res, ctx, release_index, accepted, rejected
 
 
 def _serves_arch(c: Candidate, machine: Machine) -> bool:
@@ -322,6 +330,79 @@ def _one_gpu_only(res: Resolution, ctx: Context) -> List[str]:
     return out
 
 
+def _driver_upgrades(ctx: Context, chosen: Optional[Candidate], driver_only: List[Candidate],
+                     release_index: Dict[str, int]) -> List[str]:
+    """"With driver ≥ X the plan would pick <…>": the resolver's own answer for an upgraded driver
+    (NVIDIA, or AMD's Adrenalin under WSL), not the newest build the driver keeps out — the ranking
+    may pass that one over (newcomer5 #8). The levels tried are the drivers the rejected builds and
+    the machine's GPUs need (matrix data); the smallest one that brings a better pick is found by
+    bisection (a newer driver never rejects more), and the pick with every one of them is named."""
+    from envcheck.record import replace
+
+    machine = ctx.machine
+    nv = [c for c in driver_only if c.build.backend == "cuda" and (c.fit.driver_full or c.fit.driver_floor)]
+    amd = [c for c in driver_only if c.fit.wsl_release is not None and c.fit.wsl_release.adrenalin_min]
+    if nv:
+        levels = {v for c in nv for v in (c.fit.driver_full, c.fit.driver_floor) if v}
+        for g in machine.gpus_of("nvidia"):
+            row = ctx.matrix.nv_arch(g.arch)
+            low = row and (row.driver_min_windows if ctx.windows_driver else row.driver_min_linux)
+            if low:
+                levels.add(low)
+        have = machine.nvidia_driver
+
+        def upgraded(v: str) -> Machine:
+            return replace(machine, nvidia_driver=v, cuda_driver_max=None)
+        what = "the NVIDIA driver"
+    elif amd:
+        levels = {c.fit.wsl_release.adrenalin_min for c in amd if c.fit.wsl_release is not None}
+        have = machine.amd_driver
+
+        def upgraded(v: str) -> Machine:
+            return replace(machine, amd_driver=v)
+        what = "the AMD Windows driver (Adrenalin)"
+    else:
+        return []
+    order = sorted((v for v in levels if not have or vkey(v) > vkey(have)), key=vkey)
+    picks: Dict[str, Optional[Candidate]] = {}
+
+    def pick(v: str) -> Optional[Candidate]:
+        if v not in picks:
+            picks[v] = _ranked(upgraded(v), ctx.request, ctx.matrix)[0].chosen
+        return picks[v]
+
+    def better(c: Optional[Candidate]) -> bool:
+        """Another build than today's pick, of no older a release (a newer CUDA of the same release counts)."""
+        return c is not None and c.build.backend != "cpu" and (chosen is None or (
+            release_index[c.release.version] <= release_index[chosen.release.version]
+            and name_of(c) != name_of(chosen)))
+
+    if not order or not better(pick(order[-1])):
+        return []
+    top = pick(order[-1])
+    lo, hi = 0, len(order) - 1  # the smallest level whose pick is better than today's
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if better(pick(order[mid])):
+            hi = mid
+        else:
+            lo = mid + 1
+    assert top is not None
+    need = top.fit.driver_full if nv else top.fit.wsl_release.adrenalin_min if top.fit.wsl_release else ""
+    need = need if need in levels and name_of(pick(need) or top) == name_of(top) else order[-1]
+    first = pick(order[lo])
+    assert first is not None
+    out = f"upgrade {what} to ≥ {need} to use {name_of(top)} (the plan's pick with that driver)"
+    if name_of(first) == name_of(top):
+        if vkey(order[lo]) < vkey(need):
+            out += f"; ≥ {order[lo]} runs it under minor-version compatibility"
+    else:
+        mvc = " under minor-version compatibility" if nv and first.fit.driver_full and \
+            vkey(order[lo]) < vkey(first.fit.driver_full) else ""
+        out += f"; the smallest upgrade that fits: ≥ {order[lo]} gives {name_of(first)}{mvc}"
+    return [out]
+
+
 def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int], accepted: List[Candidate],
                   rejected: List[Candidate]) -> List[str]:
     """Other ways out, as sentences (``accepted``/``rejected``: ``res``'s candidates, split once by resolve)."""
@@ -356,9 +437,12 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int], 
     # the rejected candidates newer than the choice that one kind of reason alone keeps out
     only: Dict[str, List[Candidate]] = {"driver": [], "glibc": [], "python": []}
     for c in rejected:
-        if not better(c):
-            continue
         code = c.reasons[0].code
+        # a driver upgrade may also bring a newer CUDA build of the chosen release (the hint names what
+        # the plan would then pick: _driver_upgrades)
+        if not (better(c) or (code == "driver" and chosen is not None
+                              and release_index[c.release.version] == release_index[chosen.release.version])):
+            continue
         if code in only and all(r.code == code for r in c.reasons):
             only[code].append(c)
     rank = ranking(release_index, machine)
@@ -369,12 +453,8 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int], 
         if best.build.backend == "cuda" and full and best.fit.driver_last_branch and floor:
             out.append(f"use an R{best.fit.driver_last_branch} driver ≥ {floor} to use {name_of(best)} (minor-version "
                        f"compatibility: the GPU is driven by no later branch)")
-        elif best.build.backend == "cuda" and full:
-            extra = f" (≥ {floor} runs it under minor-version compatibility)" if floor and floor != full else ""
-            out.append(f"upgrade the NVIDIA driver to ≥ {full} to use {name_of(best)}{extra}")
-        elif best.fit.wsl_release:
-            rel = best.fit.wsl_release
-            out.append(f"update the AMD Windows driver to Adrenalin ≥ {rel.adrenalin_min} to use {name_of(best)}")
+        else:
+            out += _driver_upgrades(ctx, chosen, driver_only, release_index)
     glibc_only = only["glibc"]
     if glibc_only:
         best = min(glibc_only, key=rank)
