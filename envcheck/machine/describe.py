@@ -98,7 +98,7 @@ def _known_arch(matrix: Matrix, gpu: GpuDevice, raw: str) -> GpuDevice:
     (breaker4 F11: ``--gpu gfx9999`` planned for "AMD GPU (gfx9999)" and said no build serves it)."""
     known = matrix.known_archs(gpu.vendor)
     if gpu.arch in known:
-        return gpu
+        return replace(gpu, integrated=matrix.arch_integrated(gpu.vendor, gpu.arch))
     import difflib
 
     raise UnknownGpuError(raw, difflib.get_close_matches(gpu.arch, known, n=5, cutoff=0.6))

@@ -139,8 +139,8 @@ class Machine:
             mine = [g for g in self.gpus if g.vendor == chosen.vendor and (g.serve or g is chosen)]
             return mine if chosen.integrated else [g for g in mine if not g.integrated] or mine
         want = [g for g in self.gpus if g.serve]
+        want = [g for g in want if not g.integrated] or want  # an iGPU beside a discrete GPU, any vendor
         if len({g.vendor for g in want}) > 1:
-            want = [g for g in want if not g.integrated] or want
             want = [g for g in want if g.vendor == want[0].vendor]
         return want
 

@@ -81,7 +81,9 @@ def _bracket_names(device: str) -> List[str]:
     parts = [p.strip() for p in bracket.rstrip("]").split("/") if p.strip()]
     if not parts:
         return []
-    prefix = parts[0].rsplit(" ", 1)[0] + " " if " " in parts[0] else ""
+    # the series words before the first model number ("Radeon RX " of "Radeon RX 6650 XT / 6700S / 6800S")
+    series = re.match(r"(.*?\s)(?=\S*\d)", parts[0])
+    prefix = series.group(1) if series else (parts[0].rsplit(" ", 1)[0] + " " if " " in parts[0] else "")
     return [parts[0]] + [p if " " in p and not p[0].isdigit() else prefix + p for p in parts[1:]]
 
 
@@ -528,7 +530,7 @@ class Matrix:
                 return None
             vendor = next(k for k, v in _PCI_VENDOR.items() if v == chip.vendor)
         index = self._gpu_keys()
-        for marketing in _bracket_names(device):
+        for marketing in [label] if label else _bracket_names(device):  # a name: that product, not a sibling
             known = index.get(normalize_gpu_name(marketing))
             if known is not None and (not vendor or _PCI_VENDOR.get(vendor) == known.vendor):
                 return known
@@ -585,6 +587,13 @@ class Matrix:
             found = ({g.arch for g in self.gpus if g.vendor == vendor} | {c.arch for c in self.chips if c.vendor == vendor}
                      | {x for b in self.builds for x in b.gfx})
         return sorted(a for a in found if a)
+
+    def arch_integrated(self, vendor: str, arch: str) -> bool:
+        """True when the data names ``arch`` only for integrated GPUs (GPU rows and chip rows): an
+        architecture given alone (``--gpu gfx1036``, the Ryzen 7000 iGPU) is then an iGPU."""
+        segs = [g.segment == "integrated" for g in self.gpus if g.vendor == vendor and g.arch == arch]
+        segs += [c.integrated for c in self.chips if c.vendor == vendor and c.arch == arch]
+        return bool(segs) and all(segs)
 
     # -- ROCm on WSL ------------------------------------------------------------------------
     def rocm_wsl_release(self, rocm: str) -> Optional[m.RocmWslRelease]:

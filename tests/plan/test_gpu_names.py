@@ -276,6 +276,9 @@ def test_an_amd_target_with_its_feature_flags_is_that_target(cli, query, arch):
     ("AMD Ryzen 5 7520U with Radeon Graphics", "gfx1037"),        # Mendocino
     ("Ryzen 5 3400G", "gfx902"),                                  # Picasso desktop
     ("AMD Ryzen 5 2400G with Radeon Vega Graphics", "gfx902"),    # Raven Ridge
+    ("AMD Ryzen 7 7700X 8-Core Processor", "gfx1036"),            # Raphael (IBM/text-generation-inference#45)
+    ("AMD Ryzen 9 9950X3D 16-Core Processor", "gfx1036"),         # Granite Ridge
+    ("AMD Ryzen 9 7945HX with Radeon Graphics", "gfx1036"),       # Dragon Range
 ])
 def test_an_apu_named_by_its_cpu_is_its_igpu(matrix, query, arch):
     g = matrix.find_gpu(query)
@@ -285,9 +288,9 @@ def test_an_apu_named_by_its_cpu_is_its_igpu(matrix, query, arch):
 
 
 @pytest.mark.parametrize("query", ["AMD Ryzen 7 5800X", "AMD Ryzen 7 2700X", "AMD Ryzen 5 5500",
-                                   "AMD Ryzen 5 4500", "AMD Ryzen 9 7950X3D", "AMD Ryzen 5 3600"])
+                                   "AMD Ryzen 5 4500", "AMD Ryzen 5 7500F", "AMD Ryzen 5 3600"])
 def test_a_cpu_without_an_igpu_stays_unknown(cli, query):
-    # desktop parts without graphics (Vermeer, Pinnacle Ridge, Matisse) or with it fused off (5500, 4500)
+    # desktop parts without graphics (Vermeer, Pinnacle Ridge, Matisse) or with it fused off (5500, 4500, 7500F)
     r = cli(["plan", "--gpu", query, "--json"])
     assert r.code == 2 and "unknown GPU" in r.err
 
@@ -295,3 +298,31 @@ def test_a_cpu_without_an_igpu_stays_unknown(cli, query):
 def test_an_apu_that_prints_its_gpu_keeps_that_gpu_row(matrix):
     # Phoenix prints "w/ Radeon 780M Graphics": the GPU row answers, not a CPU-model pattern
     assert matrix.find_gpu("AMD Ryzen 9 7940HS w/ Radeon 780M Graphics").name == matrix.find_gpu("Radeon 780M").name
+    from envcheck.errors import UnknownGpuError
+
+    with pytest.raises(UnknownGpuError):  # a Phoenix part named without its GPU is not taken for a Raphael iGPU
+        matrix.find_gpu("AMD Ryzen 9 7940HS")
+
+
+# The PCI database names several products in one entry ("Navi 23 [Radeon RX 6650 XT / 6700S / 6800S]"):
+# each is the series words plus its number, and a product asked for by name is that product, not the
+# first sibling the GPU rows know (ROCm/legacy-rocm-build#1756: "RX 6700S (laptop GPU)", gfx1032).
+@pytest.mark.parametrize("query, name, arch", [
+    ("Radeon RX 6700S", "AMD Radeon RX 6700S (Navi 23)", "gfx1032"),
+    ("RX 6800S", "AMD Radeon RX 6800S (Navi 23)", "gfx1032"),
+    ("RX 6850M XT", "AMD Radeon RX 6850M XT (Navi 22)", "gfx1031"),
+])
+def test_each_product_of_a_pci_entry_is_itself(matrix, query, name, arch):
+    g = matrix.find_gpu(query)
+    assert (g.name, g.arch) == (name, arch)
+
+
+def test_an_igpu_given_beside_a_discrete_gpu_of_its_vendor_stays_unused(cli):
+    # ROCm/legacy-rocm-build#4380: an RX 7600 XT (gfx1102) beside the Ryzen 7000 iGPU (rocm-smi: gfx1036);
+    # served_gpus documents that integrated GPUs count only when nothing discrete is there
+    for igpu in ("gfx1036", "AMD Ryzen 7 7700X 8-Core Processor"):
+        plan = cli(["plan", "--gpu", "RX 7600 XT", "--gpu", igpu, "--os", "linux", "--json"]).json()
+        assert plan["status"] == "ok" and plan["chosen"]["variant"].startswith("rocm"), igpu
+        assert any("stays unused" in a and ("gfx1036" in a or "7700X" in a) for a in plan["assumptions"]), igpu
+    plan = cli(["plan", "--gpu", "gfx1036", "--os", "linux", "--json"]).json()
+    assert plan["status"] == "no_official_build"  # alone, the iGPU is the one to plan for
