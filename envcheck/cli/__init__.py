@@ -286,10 +286,17 @@ def _check_extras(args: argparse.Namespace) -> None:
     """
     from envcheck.errors import require_extra
 
+    for extra in extras_needed(args):
+        require_extra(extra)
+
+
+def extras_needed(args: argparse.Namespace) -> List[str]:
+    """The optional extras a parsed command line needs (its command's ``needs_extras``, its flags of
+    :data:`FLAG_EXTRAS`), in order, once each — what :func:`_check_extras` checks, and what a
+    script envcheck writes may call only where it says so (tests/structure/test_generated_needs.py)."""
     needed = list(getattr(args, "needs_extras", ()) or ())
     needed += [extra for dest, extra in FLAG_EXTRAS.items() if getattr(args, dest, None)]
-    for extra in dict.fromkeys(needed):
-        require_extra(extra)
+    return list(dict.fromkeys(needed))
 
 
 def _asks_help(argv: List[str]) -> bool:

@@ -312,6 +312,8 @@ def run_slurm(args: argparse.Namespace) -> int:
                         time=args.time, job_name=args.job_name, account=args.account,
                         gpus_per_node=args.gpus_per_node)
     script = slurm_job(opts, prolog=args.prolog)
+    if not args.prolog:
+        _say_missing_junit()
     if args.prolog or not args.submit:
         sys.stdout.write(script)
         return 0
@@ -321,6 +323,18 @@ def run_slurm(args: argparse.Namespace) -> int:
         sys.stderr.write(f"envcheck: job {done.job_id} ended with exit code {done.job_code} (its log: "
                          f"{args.job_name}-{done.job_id}.out in the submit folder)\n")
     return done.exit_code
+
+
+def _say_missing_junit() -> None:
+    """Up front, on stderr: the batch script's JUnit step needs the ``junit`` extra, which this
+    install lacks (the nodes' envcheck is often this one); the script still merges without it."""
+    from envcheck.errors import MissingExtra, require_extra
+
+    try:
+        require_extra("junit")
+    except MissingExtra as exc:
+        sys.stderr.write(f"envcheck: note: the job writes fleet.json and its verdict, but no fleet.xml where "
+                         f"envcheck lacks the 'junit' extra, as this one does: {exc}\n")
 
 
 def run_k8s(args: argparse.Namespace) -> int:

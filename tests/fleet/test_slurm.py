@@ -30,10 +30,72 @@ def test_batch_script_text():
         assert want in lines
     assert 'srun --ntasks-per-node=1 --kill-on-bad-exit=0 "$ENVCHECK" verify --tier quick --lock /shared/envcheck.lock.toml \\' in lines
     assert ('"$ENVCHECK" fleet merge "$REPORTS" --expect "$NODES" --save "$REPORTS/fleet.json" '
-            '--junit "$REPORTS/fleet.xml" --lock /shared/envcheck.lock.toml') in lines
+            '--lock /shared/envcheck.lock.toml') in lines
+    assert ('if "$ENVCHECK" fleet merge "$REPORTS" --expect "$NODES" --junit "$REPORTS/fleet.xml" '
+            '--lock /shared/envcheck.lock.toml \\') in lines
     assert 'NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | paste -sd, -)' in lines
     proc = subprocess.run(["bash", "-n"], input=r.out, text=True, capture_output=True)
     assert proc.returncode == 0, proc.stderr
+
+
+#: envcheck run as an install without the 'junit' extra would be (junitparser cannot be imported)
+WITHOUT_JUNIT = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] == 'junitparser':
+            raise ImportError('not installed here: ' + name)
+sys.meta_path.insert(0, Block())
+from envcheck.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _envcheck_exe(tmp_path, junit):
+    """An `envcheck` executable for the script's $ENVCHECK: this checkout, with or without junitparser."""
+    exe = tmp_path / ("envcheck" if junit else "envcheck-nojunit")
+    if junit:
+        exe.write_text(f'#!/bin/sh\nexec {sys.executable} -m envcheck "$@"\n')
+    else:
+        (tmp_path / "nojunit.py").write_text(WITHOUT_JUNIT)
+        exe.write_text(f'#!/bin/sh\nexec {sys.executable} {tmp_path / "nojunit.py"} "$@"\n')
+    exe.chmod(0o755)
+    return str(exe)
+
+
+@pytest.mark.parametrize("junit", [False, True], ids=["plain-install", "junit-extra"])
+def test_the_scripts_merge_gives_a_verdict_and_fleet_json_without_the_junit_extra(tmp_path, case_reports, junit):
+    """newcomer6 #1: the job ran `fleet merge … --save fleet.json --junit fleet.xml`; after a plain
+    `pip install .` (no 'junit' extra) --junit exits 2 before merging: no fleet.json, no verdict.
+    The script's own merge lines, run by an envcheck without junitparser, still write fleet.json and
+    exit with the merge's verdict, and say why there is no JUnit XML; with the extra, both."""
+    import copy
+
+    exe = _envcheck_exe(tmp_path, junit)
+    made = subprocess.run([exe, "fleet", "slurm", "--nodes", "2"], capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    # said up front, when the install writing the script lacks the extra
+    assert ("'junit' extra" in made.stderr and "junitparser" in made.stderr) is (not junit), made.stderr
+    lines = made.stdout.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("NODES="))
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for node in ("node01", "node02"):
+        doc = copy.deepcopy(case_reports["C16"])
+        doc["host"] = {"id": node, "id_from": "test"}
+        (reports / f"{node}.json").write_text(json.dumps(doc))
+    tail = "\n".join(['set -u', f"ENVCHECK={exe}", f"REPORTS={reports}", "NODES=node01,node02", *lines[start + 1:]])
+    run = subprocess.run(["bash", "-c", tail], capture_output=True, text=True, timeout=300)
+    expected = subprocess.run([exe, "fleet", "merge", str(reports)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == expected.returncode == 1, (run.stdout, run.stderr)  # C16 fails a check
+    saved = json.loads((reports / "fleet.json").read_text())
+    assert saved["nodes_total"] == 2
+    assert (reports / "fleet.xml").exists() is junit
+    if junit:
+        assert f"fleet: {reports}/fleet.xml (JUnit)" in run.stdout
+    else:
+        said = next(ln for ln in run.stdout.splitlines() if ln.startswith("fleet: no JUnit XML: "))
+        assert "'junit' extra" in said and "junitparser" in said
 
 
 def test_prolog_text():
