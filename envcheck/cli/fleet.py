@@ -187,14 +187,13 @@ def _t(value: object) -> str:
     return escape(terminal_text(str(value), keep_newlines=False))
 
 
-#: facts that are installed packages: an absent value is "not installed"
-PACKAGE_FACTS = ("torch", "torchvision", "torchaudio")
-
-
 def _v(value: object, fact: str = "") -> str:
-    """A diff value to print: ``None`` (the report has none) as words, never ``None``."""
+    """A diff value to print: ``None`` (the report has none) as words, never ``None``. A package
+    known to be missing is already the value ``not installed`` (envcheck.fleet.drift.NOT_INSTALLED)."""
     if value is None:
-        return "[dim]not installed[/]" if fact in PACKAGE_FACTS else "[dim]absent[/]"
+        from envcheck.fleet.drift import PACKAGE_FACTS
+
+        return "[dim]not recorded[/]" if fact in PACKAGE_FACTS else "[dim]absent[/]"
     return _t(value)
 
 

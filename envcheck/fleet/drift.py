@@ -20,11 +20,22 @@ shm            the size of ``/dev/shm`` (the node's, else the one the collector 
 gpu_model      the GPUs' names (sorted, ``2× NVIDIA H100 80GB HBM3`` style)
 gpu_count      how many GPUs torch (else probe) sees
 =============  ==================================================================================
+
+A fact the report does not hold is ``None`` (unknown: never drift, never judged by a lock). A
+package the node is known to lack — the report lists the installed packages (as ``verify --lock``
+reads them) and it is not among them — is :data:`NOT_INSTALLED`, a value like any other: one node
+without torchvision beside nodes with it is drift in ``fleet merge`` exactly as it is a change in
+``fleet diff``, and a lock that pins it rules it out (newcomer6 #4).
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional
+
+#: The value of a package fact on a node known not to have that package.
+NOT_INSTALLED = "not installed"
+#: The facts that are installed packages (an absent one is :data:`NOT_INSTALLED` when known).
+PACKAGE_FACTS = ("torch", "torchvision", "torchaudio")
 
 #: The facts in report order.
 FACTS = ("driver", "torch", "variant", "cuda", "cudnn", "nccl", "arch_list", "torchvision", "torchaudio",
@@ -66,11 +77,16 @@ def node_facts(report: Mapping[str, Any]) -> Dict[str, Optional[str]]:
     build = _ok_data(facts, "cuda_build")
     packages = _d(facts.get("packages"))
 
+    listed = isinstance(facts.get("packages"), dict)  # the installed packages were recorded
+
     def pkg(name: str) -> Optional[str]:
         rows = packages.get(name)
-        return _str(rows[0].get("version")) if isinstance(rows, list) and rows and isinstance(rows[0], dict) else None
+        if isinstance(rows, list) and rows and isinstance(rows[0], dict):
+            return _str(rows[0].get("version"))
+        return NOT_INSTALLED if listed and not rows else None
 
     version = _str(torch.get("version")) or pkg("torch")
+    installed = version if version != NOT_INSTALLED else None
     cuda = _str(torch.get("cuda") or build.get("cuda"))
     hip = _str(torch.get("hip") or build.get("hip"))
     driver = _str(_d(build.get("driver")).get("version")) or _str(machine.get("nvidia_driver"))
@@ -99,7 +115,7 @@ def node_facts(report: Mapping[str, Any]) -> Dict[str, Optional[str]]:
     return {
         "driver": driver,
         "torch": version,
-        "variant": variant_of(version, cuda, hip) if version else None,
+        "variant": variant_of(installed, cuda, hip) if installed else None,
         "cuda": cuda or (f"hip {hip}" if hip else None),
         "cudnn": _str(build.get("cudnn")),
         "nccl": _str(build.get("nccl")),

@@ -455,3 +455,40 @@ def test_a_fleet_document_among_the_reports_is_named_not_dropped(tmp_path, case_
         assert r.code == alone.code, r.err
         line = next((x for x in r.err.splitlines() if "fleet-saved.json" in x), "")
         assert "skipped" in line and "fleet document" in line and "not a node report" in line, r.err
+
+
+def _no_torchvision(doc):
+    """The node as `verify --report` writes it where torchvision is not installed: the package list
+    without it, the compat probe skipped."""
+    doc["facts"]["packages"].pop("torchvision", None)
+    if "torchvision_compat" in doc["facts"]["runs"]:
+        doc["facts"]["runs"]["torchvision_compat"] = {"outcome": "skip", "error": "torchvision is not installed"}
+
+
+def test_a_package_one_node_lacks_is_drift_and_off_a_lock_that_pins_it(tmp_path, case_reports):
+    """newcomer6 #4: node01 without torchvision, the others with it: `fleet merge` said "no drift"
+    and `--lock` flagged only the nodes with another version, while `fleet diff` showed
+    "not installed → 0.27.0" and `verify --lock` failed node01. One comparison: a package the report
+    lists as not installed is a value ("not installed"), in merge as in diff; unknown stays unknown."""
+    base = _baseline(case_reports, "C01")
+    d = write_fleet(tmp_path / "f", base, _no_torchvision)
+    fleet_doc = run_cli(["fleet", "merge", str(d), "--json"]).json()
+    tv = next(x for x in fleet_doc["drift"] if x["fact"] == "torchvision")
+    assert tv["majority"] == "0.21.0" and tv["unknown"] == 0
+    assert [(o["value"], o["nodes"]) for o in tv["outliers"]] == [("not installed", "gpu004")]
+    text = run_cli(["fleet", "merge", str(d)])
+    assert text.code == 1 and "no drift" not in text.out and "not installed on gpu004" in text.out
+    # fleet diff says the same of the same two nodes
+    r = run_cli(["fleet", "diff", str(d / "gpu004.json"), str(d / "gpu005.json"), "--json"])
+    assert {"fact": "torchvision", "a": "not installed", "b": "0.21.0"} in r.json()["facts"]
+    # a lock pinning torchvision rules out the node without it, as verify --lock does
+    plan = tmp_path / "plan"
+    assert run_cli(["plan", "--backend", "cu126", "--torch", "2.6.0", "--gpu", "rtx 4090", "--python", "3.12",
+                    "--format", "lock", "-o", str(plan)]).code == 0
+    locked = run_cli(["fleet", "merge", str(d), "--lock", str(plan / "envcheck.lock.toml"), "--json"]).json()
+    row = next(m for m in locked["lock"]["mismatches"] if m["fact"] == "torchvision")
+    assert ("not installed", "gpu004") in [(w["value"], w["nodes"]) for w in row["wrong"]]
+    # a report that does not list packages at all knows nothing of torchvision: unknown, not drift
+    unknown = write_fleet(tmp_path / "u", base, lambda doc: (_no_torchvision(doc), doc["facts"].pop("packages")))
+    doc = run_cli(["fleet", "merge", str(unknown), "--json"]).json()
+    assert all(x["fact"] != "torchvision" for x in doc["drift"])
