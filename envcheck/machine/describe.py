@@ -11,7 +11,7 @@ import re
 from envcheck.record import replace
 
 from envcheck.errors import UnknownGpuError, UsageError
-from envcheck.machine.arch import cpu_arch
+from envcheck.machine.arch import cpu_arch, platform_arch
 from envcheck.machine.consistency import amd_driver_store_number
 from envcheck.machine.model import GpuDevice, Machine
 from envcheck.matrix import Matrix, printed_target
@@ -199,6 +199,8 @@ def apply_flags(
         if key is None:
             raise UsageError(f"--arch {arch!r}: expected x86_64 or aarch64 (arm64)")
         m.arch, m.how["arch"] = key, "--arch"
+    if m.arch:  # spelled as the OS's wheel tags and platform key spell it (macOS/Windows arm64, Linux aarch64)
+        m.arch = platform_arch(m.os, m.arch)
     if m.os == "macos" and m.arch in ("arm64", "aarch64") and not m.gpus and not gpus and base is None:
         # Every Apple-silicon Mac has its GPU, reached through MPS.
         m.gpus = [GpuDevice(vendor="apple", name="Apple silicon GPU", arch="apple-silicon",

@@ -421,7 +421,7 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int], 
             also = f" (as do torch {', '.join(others)})" if others else ""
             out.append(f"{name_of(newer[0])} is newer and fits too{also}, but "
                        f"{'none has a' if others else 'has no'} complete, verified set on record (paired torchvision, "
-                       "rows not unverified): --prefer newest picks it")
+                       "no unverified row): --prefer newest picks it")
 
     def better(c: Candidate) -> bool:
         return chosen is None or release_index[c.release.version] < release_index[chosen.release.version]
