@@ -175,6 +175,8 @@ class Machine:
         parts += [f"{n}× {label}" if n > 1 else label for label, n in counts.items()]
         if self.nvidia_driver:
             parts.append(f"NVIDIA driver {self.nvidia_driver}")
+        elif self.cuda_driver_max:  # only the CUDA version the driver supports is known (--driver 12.8)
+            parts.append(f"NVIDIA driver for CUDA ≤ {self.cuda_driver_max}")
         if self.amd_driver:
             parts.append(f"AMD Windows driver {self.amd_driver}")
         return ", ".join(parts)

@@ -550,6 +550,13 @@ def _assumptions(res: Resolution, ctx: Context) -> List[str]:
             out.append(f"NVIDIA driver not given: {name_of(chosen)} needs a {side} driver ≥ {full or floor}"
                        + (f" (≥ {floor}{first} under minor-version compatibility)" if full and floor and floor != full else "")
                        + "; `nvidia-smi` shows yours (--driver to check it)")
+    if chosen.build.backend == "cuda" and m.cuda_driver_max and not m.nvidia_driver and chosen.fit.driver_full:
+        full, floor = chosen.fit.driver_full, chosen.fit.driver_floor
+        mvc = f" (≥ {floor} under minor-version compatibility)" if floor and floor != full else ""
+        out.append(f"NVIDIA driver known only as CUDA ≤ {m.cuda_driver_max} (the CUDA version it supports, as "
+                   f"nvidia-smi shows it): read as any driver of that CUDA release; {name_of(chosen)} needs ≥ "
+                   f"{full}{mvc}, and an early driver of CUDA {m.cuda_driver_max} can be older — give the driver's "
+                   "own version (`nvidia-smi --query-gpu=driver_version --format=csv,noheader`) to check it")
     if chosen.build.backend == "rocm" and chosen.build.rocm and not chosen.build.wsl:
         out.append(_amd_kernel_driver_assumption(chosen, ctx))
     rel = chosen.fit.wsl_release
