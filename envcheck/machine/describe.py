@@ -58,11 +58,16 @@ def parse_version_flag(flag: str, text: str, example: str) -> str:
     return t
 
 
+#: ``"2x A100"``, ``"A100 x2"``, ``"A100:2"``: (pattern, group of the name)
+COUNT_FORMS = ((r"([0-9]{1,2})\s*[x×]\s*(\D.*)", 2), (r"(.+?)\s+[x×]\s*([0-9]{1,2})", 1), (r"(.+?):([0-9]{1,2})", 1))
+
+
 def split_count(raw: str) -> Tuple[str, int]:
     """``"2x A100"``, ``"A100 x2"``, ``"A100:2"`` → ``("A100", 2)``; otherwise ``(raw, 1)``."""
     text = raw.strip()
-    for rx, name_group in ((r"([0-9]{1,2})\s*[x×]\s*(\D.*)", 2), (r"(.+?)\s+[x×]\s*([0-9]{1,2})", 1),
-                           (r"(.+?):([0-9]{1,2})", 1)):
+    if not (text[:1].isdigit() or ":" in text or any(a.isspace() and b in "xX×" for a, b in zip(text, text[1:]))):
+        return text, 1  # none of the three forms (what each pattern needs): no pattern compiled for a plain name
+    for rx, name_group in COUNT_FORMS:
         mt = re.fullmatch(rx, text, re.I)
         if mt:
             count = int(mt.group(3 - name_group))
