@@ -63,7 +63,9 @@ def write_summary(markdown: str) -> bool:
         with open(path, "a", encoding="utf-8") as f:
             f.write(markdown if markdown.endswith("\n") else markdown + "\n")
     except OSError as exc:
-        sys.stderr.write(f"envcheck: warning: cannot write the job summary {path}: {exc.strerror or exc}\n")
+        from envcheck.fsutil import shown
+
+        sys.stderr.write(f"envcheck: warning: cannot write the job summary {shown(path)}: {exc.strerror or exc}\n")
         return False
     return True
 

@@ -33,7 +33,7 @@ def download_plan(plan: Any, matrix: Any, directory: Path, force: bool = False,
             interruption, the folders and wheels this call made are removed again (a ``directory``
             that did not exist is gone); what was there before stays.
     """
-    from envcheck.fsutil import existing_kind, undo_on_failure
+    from envcheck.fsutil import existing_kind, shown, undo_on_failure
 
     m = plan.machine
     if m.os != "linux":
@@ -44,18 +44,18 @@ def download_plan(plan: Any, matrix: Any, directory: Path, force: bool = False,
     from envcheck.errors import OutputExistsError
 
     if directory.exists() and not directory.is_dir():
-        raise UsageError(f"--download {directory}: exists and is not a directory")
+        raise UsageError(f"--download {shown(directory)}: exists and is not a directory")
     existing = [str(directory / n) for n in names if (directory / n).exists()]
     if existing and not force:
         raise OutputExistsError(existing)  # checked before downloading gigabytes
-    odd = [f"{directory / n}: {k}" for n in names for k in [existing_kind(directory / n)] if k not in (None, "file")]
+    odd = [f"{shown(directory / n)}: {k}" for n in names for k in [existing_kind(directory / n)] if k not in (None, "file")]
     if odd:  # write_outputs would refuse it after the download: refuse it before
         raise UsageError("--download: refusing to replace what is not a regular file (even with --force): "
                          + "; ".join(odd))
     glibc = m.glibc or DEFAULT_GLIBC
     wheels = directory / WHEELS
     if wheels.is_dir() and any(wheels.glob("*.whl")) and not force:
-        say(f"{wheels} already holds wheels: checking them")
+        say(f"{shown(wheels)} already holds wheels: checking them")
     with undo_on_failure(wheels):  # a failed or interrupted download leaves no folder or wheel it made
         return _download(plan, matrix, directory, wheels, glibc, force, say, timeout)
 

@@ -12,6 +12,7 @@ from envcheck.cli.flags import (
     add_checks, add_force, add_interpreter, add_json, add_lock, add_matrices, add_mirror, add_plan_arguments,
     add_skip, add_tier, add_timeout, check_timeout, plan_request)
 from envcheck.cli.conventions import COMMAND_HELP, path_arg
+from envcheck.fsutil import shown
 
 HELP = COMMAND_HELP["docker"]
 
@@ -215,7 +216,7 @@ def run_build(args: argparse.Namespace) -> int:
     con = console()
     pins = " ".join(f"{k}=={v}" for k, v in out.pins.items())
     con.print(f"[bold green]built[/] [bold]{escape(out.tag)}[/] ({out.id[:19]}) in {out.seconds} s")
-    con.print(f"  FROM {escape(out.base_image)}; {escape(pins)}; wheels: {escape(out.wheels)}")
+    con.print(f"  FROM {escape(out.base_image)}; {escape(pins)}; wheels: {escape(shown(out.wheels) if out.wheels else str(out.wheels))}")
     for n in out.notes:
         con.print(f"  note: {escape(n)}")
     con.print(f"  check it from inside: envcheck docker verify {escape(out.tag)}")
@@ -299,5 +300,5 @@ def run_ci(args: argparse.Namespace) -> int:
         print_report(got.checks, got.facts, got.elapsed)
     doc = result.document
     print(f"ci target {doc['target']}: {doc.get('status')}" + (f" — {doc['reason']}" if doc.get("reason") else "")
-          + (f" (report: {args.report})" if args.report else ""))
+          + (f" (report: {shown(args.report)})" if args.report else ""))
     return result.exit_code

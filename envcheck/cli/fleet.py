@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from envcheck.cli.conventions import COMMAND_HELP, file_arg, path_text
 from envcheck.cli.flags import add_force, add_interpreter, add_json, add_lock, add_tier, add_timeout
+from envcheck.fsutil import shown
 
 HELP = COMMAND_HELP["fleet"]
 
@@ -158,7 +159,7 @@ def run_merge(args: argparse.Namespace) -> int:
     from envcheck.app.fleet import MergeRequest, fleet_merge
 
     def skipped(path: Path, why: str) -> None:
-        sys.stderr.write(f"envcheck: skipped {path}: {why}\n")
+        sys.stderr.write(f"envcheck: skipped {shown(path)}: {why}\n")
 
     result = fleet_merge(MergeRequest(inputs=args.inputs, lock=args.lock, expect=args.expect, junit=args.junit,
                                       prometheus=args.prometheus, save=args.save, force=args.force),
@@ -266,7 +267,7 @@ def run_diff(args: argparse.Namespace) -> int:
 
     result = fleet_diff(args.a, args.b)
     for s in result.skipped:
-        sys.stderr.write(f"envcheck: skipped {s['file']}: {s['reason']}\n")
+        sys.stderr.write(f"envcheck: skipped {shown(s['file'])}: {s['reason']}\n")
     doc = result.document
     args.exit_code = result.exit_code
     if args.json:

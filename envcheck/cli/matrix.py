@@ -9,6 +9,7 @@ from typing import Any
 
 from envcheck.cli.flags import add_json, add_matrices, add_timeout
 from envcheck.cli.conventions import COMMAND_HELP, path_arg
+from envcheck.fsutil import shown
 
 HELP = COMMAND_HELP["matrix"]
 
@@ -182,7 +183,7 @@ def run_validate(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         for p in checked.problems:
-            sys.stdout.write(f"{p.severity}: {p}\n")
-        sys.stdout.write(f"{checked.directory}: {len(checked.errors)} error(s), "
+            sys.stdout.write(f"{p.severity}: {shown(str(p))}\n")
+        sys.stdout.write(f"{shown(checked.directory)}: {len(checked.errors)} error(s), "
                          f"{len(checked.problems) - len(checked.errors)} warning(s)\n")
     return checked.exit_code

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
 from envcheck import fsutil, runner
+from envcheck.fsutil import shown
 from envcheck.errors import CouldNotRun, UsageError
 
 #: Seconds ``pip download`` may take (a CUDA build with its nvidia-* wheels is ~3 GB).
@@ -218,15 +219,15 @@ def prepare(plan: object, directory: Path, pins: Dict[str, str], glibc: str,
     ranges = dict(plan.requires if requires is None else requires)  # type: ignore[attr-defined]
     if directory.is_dir() and any(directory.glob("*.whl")):
         served = {k: v for k, v in ranges.items() if has_wheel_in_range(directory, k, v)}
-        left = [f"{k}{v}: no wheel in {directory}; left out of the install (add one: pip download '{k}{v}' -d "
-                f"{directory})" for k, v in ranges.items() if k not in served]
+        left = [f"{k}{v}: no wheel in {shown(directory)}; left out of the install (add one: pip download '{k}{v}' -d "
+                f"{shown(directory)})" for k, v in ranges.items() if k not in served]
         miss = missing(directory, pins)
         if not miss:
             return Wheelhouse(directory, dict(pins), GIVEN, left, served)
         if alt and not missing(directory, alt):
             return Wheelhouse(directory, alt, GIVEN, [pypi_note] + left, served)
         raise WheelhouseError(
-            f"{directory} has no wheel for {', '.join(miss)}: add them (pip download … -d {directory}), "
+            f"{shown(directory)} has no wheel for {', '.join(miss)}: add them (pip download … -d {shown(directory)}), "
             f"point {flag} at an empty folder to download them, or leave companions out with --packages torch")
     with fsutil.undo_on_failure(directory):  # a failed download leaves no folder or wheel of its own
         directory.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, TextIO, Tuple
 from envcheck.matrix.model import vkey
 from envcheck.matrix.index.status import Gap, Status
 from envcheck.update.update import UpdateResult
+from envcheck.fsutil import shown
 
 __all__ = ["RichProgress", "print_update", "print_status"]
 
@@ -75,7 +76,7 @@ def print_update(result: UpdateResult, out: TextIO) -> None:
             out.write(f"  WARNING sha256 changed for the same file name: {_names(ch.rehashed)}\n")
         if not ch.any:
             out.write("  no change\n")
-        out.write(f"  {verb} {p.file}\n")
+        out.write(f"  {verb} {shown(p.file)}\n")
 
 
 def _compact(gaps: List[Gap]) -> List[Tuple[str, str, str, List[str]]]:

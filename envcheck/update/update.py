@@ -210,7 +210,7 @@ def run_update(
             try:
                 directory.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise UsageError(f"cannot create the data folder {directory}: {exc.strerror or exc} "
+                raise UsageError(f"cannot create the data folder {fsutil.shown(directory)}: {exc.strerror or exc} "
                                  f"(set {DATA_DIR_ENV} or --data-dir)") from None
         chan, confidence = resolve_channel(matrix, index, channel)
         since = floors(matrix)
