@@ -34,6 +34,7 @@ from envcheck.resolve.rules import (
     VENDOR_NAMES,
     Context,
     build_pythons,
+    check_gpu_backend,
     check_gpus,
     check_platform,
     floor_from_gpus,
@@ -221,7 +222,7 @@ def _ranked(machine: Machine, request: Request,
     ok: List[Candidate] = []
     rejected: List[Candidate] = []
     for c in cands:
-        (rejected if c.reasons else ok).append(c)
+        (ok if c.accepted else rejected).append(c)
     complete = None if request.prefer == "newest" else complete_releases(ok)
     accepted = sorted(ok, key=ranking(release_index, machine, prefer, complete))
     res = Resolution(machine, request, accepted + rejected)
@@ -271,7 +272,7 @@ def _no_build_status(
     for c in enumerate_candidates(matrix, machine):
         if machine.platform not in c.build.platforms or c.build.backend in ("cpu",):
             continue
-        for check in (check_platform, check_gpus):
+        for check in (check_platform, check_gpu_backend, check_gpus):
             check(c, ctx)
         if _serves_arch(c, machine) and not any(r.code in ("os", "arch") for r in c.reasons):
             any_serves = True

@@ -680,9 +680,22 @@ def _nvidia_driver_for_gpu(c: Candidate, ctx: Context, g: GpuDevice) -> None:
         c.add("driver", problem.message)
 
 
-def check_gpus(c: Candidate, ctx: Context) -> None:
-    """Every GPU the machine asks to be served must be served by this build."""
-    m = ctx.machine
+def _mps_serves(b: Build, ctx: Context) -> bool:
+    """An MPS build on a Mac whose GPUs are all Apple's or AMD's: MPS runs on Apple silicon and, on
+    Intel Macs, on Metal-capable AMD GPUs (Apple's "Accelerated PyTorch training on Mac" page);
+    PyTorch's last macOS x86_64 wheels are 2.2.x (the data says so)."""
+    return ctx.machine.os == "macos" and b.mps and all(g.vendor in ("apple", "amd") for g in ctx.served_gpus)
+
+
+def _cpu_only(b: Build, ctx: Context) -> bool:
+    """A build that runs on the CPU alone here (an MPS build without an Apple GPU too)."""
+    return b.backend == "cpu" or (b.backend == "mps" and not ctx.machine.gpus_of("apple"))
+
+
+def check_gpu_backend(c: Candidate, ctx: Context) -> None:
+    """The build's backend must be the one the served GPUs' vendor needs (a CUDA build for NVIDIA GPUs…),
+    and a GPU build needs a GPU to serve. The served GPUs are one vendor's (:attr:`Machine.served_gpus`);
+    :func:`check_gpus`, right after, checks each GPU against a build whose backend drives it."""
     b = c.build
     gpus = ctx.served_gpus
     if not gpus:
@@ -694,12 +707,9 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
                              f"GPU; the CPU build is smaller (name the GPU with --gpu, or ask for "
                              f"this build with --backend {b.variant})")
         return
-    if m.os == "macos" and b.mps and all(g.vendor in ("apple", "amd") for g in gpus):
-        # MPS runs on Apple silicon and, on Intel Macs, on Metal-capable AMD GPUs (Apple's "Accelerated
-        # PyTorch training on Mac" page); PyTorch's last macOS x86_64 wheels are 2.2.x (the data says so)
-        c.note(arch_fit=0)
+    if _mps_serves(b, ctx):
         return
-    if b.backend == "cpu" or (b.backend == "mps" and not m.gpus_of("apple")):
+    if _cpu_only(b, ctx):
         names = ", ".join(dict.fromkeys(g.name for g in gpus))
         verb = "stays" if len(set(g.name for g in gpus)) == 1 else "stay"
         if ctx.request.backend == "cpu":
@@ -716,6 +726,22 @@ def check_gpus(c: Candidate, ctx: Context) -> None:
             c.add("backend", f"{article} {kind} build cannot drive the "
                              f"{g.name} ({VENDOR_NAMES.get(g.vendor, g.vendor)}, needs "
                              f"{BACKEND_NAMES.get(need or '', need)})")
+
+
+def check_gpus(c: Candidate, ctx: Context) -> None:
+    """Every GPU the machine asks to be served must be served by this build: its code for the GPU's
+    architecture, the driver for it (a build whose backend does not drive the GPUs: :func:`check_gpu_backend`)."""
+    b = c.build
+    gpus = ctx.served_gpus
+    if not gpus:
+        return
+    if _mps_serves(b, ctx):
+        c.note(arch_fit=0)
+        return
+    if _cpu_only(b, ctx):  # check_gpu_backend's reason
+        return
+    for g in gpus:
+        if b.backend != VENDOR_BACKEND.get(g.vendor):  # check_gpu_backend's reason
             continue
         if g.vendor == "nvidia":
             _nvidia_driver_for_gpu(c, ctx, g)
@@ -892,6 +918,7 @@ CHECKS: List[Callable[[Candidate, Context], None]] = [
     check_wsl,
     check_tegra,
     check_driver,
+    check_gpu_backend,
     check_gpus,
     check_compile,
     check_companions,
@@ -919,29 +946,68 @@ def python_inputs(c: Candidate, ctx: Context) -> tuple:
             ctx.machine.os == "windows" and b.backend == "cuda")
 
 
+#: The checks that decide most rejections and read no ``fit`` field, cheapest first: the torch spec,
+#: the platform, the backend asked for and the one the GPUs need, WSL and Jetson. One of them finding
+#: an error rejects a build whatever the others find, so :func:`run_checks` tries them first and
+#: leaves the full findings of a build they reject to when they are read (:meth:`Candidate.defer`).
+#: None reads the Python: they run once per (release, build).
+QUICK = (check_torch_spec, check_platform, check_backend_request, check_gpu_backend, check_wsl, check_tegra)
+
+
 def run_checks(cands: Sequence[Candidate], ctx: Context) -> None:
     """Every check of :data:`CHECKS`, in order, on every candidate — the same reasons, warnings and
-    ``fit`` as running them one by one, but each piece of work once: a machine whose Python is not
-    given has a candidate per Python of each build (~1,500 candidates, ~300 builds); the checks that
-    do not read the Python run once per (release, build), the ones that do once per (their inputs,
-    Python), and each candidate gets the findings of both."""
-    order = _order(CHECKS)
-    builds: dict = {}  # (release, build) -> (steps, facts, python key, Pythons): see _build_findings
-    inputs: dict = {}  # python_inputs -> a short key standing for them
-    pythons: dict = {}  # (python key, Python, …) -> (findings per check, facts): see _python_findings
+    ``fit`` as running them one by one, but each piece of work once, and only when needed:
+
+    * a build one of the :data:`QUICK` checks rejects is rejected; its candidates' findings are worked
+      out when first read (``plan --json`` reads all; a plan written with ``-o`` a few);
+    * a machine whose Python is not given has a candidate per Python of each build (~1,500
+      candidates, ~300 builds): the checks that do not read the Python run once per (release, build),
+      the ones that do once per (their inputs, Python), and each candidate gets the findings of both.
+    """
+    findings = _Findings(ctx)
     release = build = None
+    rejected = False
     for c in cands:
         if c.build is not build or c.release is not release:  # the candidates of a build mostly come together
             release, build = c.release, c.build
-            found = builds.get((id(release), id(build)))
-            if found is None:
-                found = builds[id(release), id(build)] = _build_findings(c, order, ctx, inputs)
-            steps, facts, key, has = found
+            rejected = findings.rejected_early(c)
+        if rejected:
+            c.defer(findings.complete)
+        else:
+            findings.complete(c)
+
+
+class _Findings:
+    """What one resolve's checks found, each piece of work once (see :func:`run_checks`)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.order = _order(CHECKS)
+        self.builds: dict = {}  # (release, build) -> (steps, facts, python key, Pythons): see _build_findings
+        self.inputs: dict = {}  # python_inputs -> a short key standing for them
+        self.pythons: dict = {}  # (python key, Python, …) -> (findings per check, facts): see _python_findings
+
+    def rejected_early(self, c: Candidate) -> bool:
+        """Does one of the :data:`QUICK` checks reject ``c``'s (release, build)?"""
+        probe = Candidate(c.release, c.build, c.python)
+        for check in QUICK:
+            check(probe, self.ctx)
+            if probe.reasons:
+                return True
+        return False
+
+    def complete(self, c: Candidate) -> None:
+        """Record on ``c`` what every check finds, in order."""
+        ctx = self.ctx
+        found = self.builds.get((id(c.release), id(c.build)))
+        if found is None:
+            found = self.builds[id(c.release), id(c.build)] = _build_findings(c, self.order, ctx, self.inputs)
+        steps, facts, key, has = found
         # a build without the candidate's Python: check_python's reason names the build, so no sharing
         same = (key, c.python) if c.python is None or c.python in has else (key, c.python, id(c.build))
-        per_python = pythons.get(same)
+        per_python = self.pythons.get(same)
         if per_python is None:
-            per_python = pythons[same] = _python_findings(c, ctx)
+            per_python = self.pythons[same] = _python_findings(c, ctx)
         added, in_all, py_facts = per_python
         if steps is None:  # the build's own checks found nothing: the per-Python findings alone (most builds)
             reasons, warnings = in_all

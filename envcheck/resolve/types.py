@@ -14,7 +14,7 @@ from envcheck.matrix.model import Build, Release, RocmWslRelease, TritonWindows
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
+    from typing import Callable, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # packaging.specifiers compiles large regular expressions: only with --torch
     from packaging.specifiers import SpecifierSet
@@ -222,27 +222,32 @@ class Candidate:
         release, build: matrix rows.
         python: the Python it was checked for (``None`` when the target's Python is unknown and
             the build has no wheel list for the platform).
-        reasons: every failure (empty = accepted).
+        reasons: every failure (empty = accepted), in report order.
         warnings: caveats of an accepted candidate.
         fit: ranking facts recorded by the checks (:class:`Fit`), made from the facts noted so far
             when first read (most candidates are rejected and nothing reads theirs).
+        accepted: no reason rejects it. The resolver knows this of most rejected candidates from a
+            quick check alone (:meth:`defer`): their reasons, warnings and fit are worked out, by the
+            same checks, only when first read.
     """
 
     # a plain class (not a dataclass): ~1,500 are made per plan, and a class made by @dataclass costs
     # a millisecond to define on every start
-    __slots__ = ("release", "build", "python", "reasons", "warnings", "_facts", "_fit")
+    __slots__ = ("release", "build", "python", "_reasons", "_warnings", "_facts", "_fit", "_pending")
 
     def __init__(self, release: Release, build: Build, python: Optional[str],
                  reasons: Optional[List[Reason]] = None, warnings: Optional[List[Reason]] = None) -> None:
         self.release = release
         self.build = build
         self.python = python
-        self.reasons: List[Reason] = reasons if reasons is not None else []
-        self.warnings: List[Reason] = warnings if warnings is not None else []
+        self._reasons: List[Reason] = reasons if reasons is not None else []
+        self._warnings: List[Reason] = warnings if warnings is not None else []
         # what note() recorded, in order: never changed in place (note() makes a new dict), so candidates
         # alike share one (see take())
         self._facts: Mapping[str, object] = _NOTHING_NOTED
         self._fit: Optional[Fit] = NO_FIT
+        # set by defer(): works out the findings of a candidate a quick check rejected, when first read
+        self._pending: Optional[Callable[[Candidate], None]] = None
 
     def __repr__(self) -> str:
         return (f"Candidate(release={self.release!r}, build={self.build!r}, python={self.python!r}, "
@@ -257,9 +262,32 @@ class Candidate:
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as a dataclass)
 
+    def defer(self, complete: Callable[[Candidate], None]) -> None:
+        """Mark the candidate rejected (a quick check found an error) and leave its findings to
+        ``complete(candidate)``, which records every check's, in order, when they are first read."""
+        self._pending = complete
+
+    def _complete(self) -> None:
+        complete, self._pending = self._pending, None
+        if complete is not None:
+            complete(self)
+
+    @property
+    def reasons(self) -> List[Reason]:
+        if self._pending is not None:
+            self._complete()
+        return self._reasons
+
+    @property
+    def warnings(self) -> List[Reason]:
+        if self._pending is not None:
+            self._complete()
+        return self._warnings
+
     @property
     def accepted(self) -> bool:
-        return not self.reasons
+        # a deferred candidate is rejected: a quick check found an error (see defer())
+        return self._pending is None and not self._reasons
 
     @property
     def torch(self) -> str:
@@ -271,6 +299,8 @@ class Candidate:
 
     @property
     def fit(self) -> Fit:
+        if self._pending is not None:
+            self._complete()
         if self._fit is None:
             # the Fit of the noted facts (a copy of NO_FIT's fields with them replaced; every Fit field
             # is an init field, no __post_init__: what dataclasses.replace() does, without its per-call work)
@@ -282,6 +312,8 @@ class Candidate:
     @property
     def noted(self) -> Mapping[str, object]:
         """The facts :meth:`note` recorded (read-only: note() is the way to record one)."""
+        if self._pending is not None:
+            self._complete()
         return self._facts
 
     def note(self, **facts: object) -> None:
@@ -292,6 +324,8 @@ class Candidate:
         """
         if not _FIT_FIELDS.issuperset(facts):
             raise TypeError(f"Fit has no field {', '.join(sorted(facts.keys() - _FIT_FIELDS))}")
+        if self._pending is not None:  # recorded after the checks' own findings
+            self._complete()
         self._facts = {**self._facts, **facts}
         self._fit = None
 
@@ -300,15 +334,17 @@ class Candidate:
         ``reasons`` and ``warnings`` are appended, ``facts`` (checked by :meth:`note` when a check noted
         them; shared, so never changed after) are noted."""
         if reasons:
-            self.reasons += reasons
+            self._reasons += reasons
         if warnings:
-            self.warnings += warnings
+            self._warnings += warnings
         if facts:
             self._facts = {**self._facts, **facts} if self._facts else facts
             self._fit = None
 
     def add(self, code: str, message: str, severity: str = "error") -> None:
-        (self.reasons if severity == "error" else self.warnings).append(Reason(code, message, severity))
+        if self._pending is not None:  # added after the checks' own findings
+            self._complete()
+        (self._reasons if severity == "error" else self._warnings).append(Reason(code, message, severity))
 
     def to_dict(self) -> JSONObject:
         return {
