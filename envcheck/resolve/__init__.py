@@ -438,11 +438,14 @@ def _alternatives(res: Resolution, ctx: Context, release_index: Dict[str, int], 
     # the rejected candidates newer than the choice that one kind of reason alone keeps out
     only: Dict[str, List[Candidate]] = {"driver": [], "glibc": [], "python": []}
     for c in rejected:
-        code = c.reasons[0].code
         # a driver upgrade may also bring a newer CUDA build of the chosen release (the hint names what
-        # the plan would then pick: _driver_upgrades)
-        if not (better(c) or (code == "driver" and chosen is not None
-                              and release_index[c.release.version] == release_index[chosen.release.version])):
+        # the plan would then pick: _driver_upgrades). The release is asked first: reading a rejected
+        # candidate's reasons works them out (Candidate.defer), and most are older than the choice
+        is_newer = better(c)
+        if not is_newer and (chosen is None or c.release.version != chosen.release.version):
+            continue
+        code = c.reasons[0].code
+        if not is_newer and code != "driver":
             continue
         if code in only and all(r.code == code for r in c.reasons):
             only[code].append(c)
