@@ -86,3 +86,14 @@ def test_most_rejections_wait_until_read(matrix):
     assert not rocm.accepted
     assert [r.code for r in rocm.reasons] == ["backend"] and "cannot drive the" in rocm.reasons[0].message
     assert rocm._pending is None
+
+
+def test_resolve_reads_few_rejected_reasons(matrix):
+    """resolve() itself (its alternatives and assumptions) leaves most rejected candidates unread: a
+    loop that reads every rejected candidate's reasons first would work them all out on every plan."""
+    from envcheck.resolve import resolve
+
+    machine, request = _inputs(["--gpu", "RTX 4090"], matrix)
+    res = resolve(machine, request, matrix)
+    waiting = [c for c in res.candidates if c._pending is not None]
+    assert len(waiting) > len(res.candidates) / 2
