@@ -69,6 +69,8 @@ class Context:
     hints: Dict[str, str] = field(default_factory=dict)
     _plans: Dict[Any, Any] = field(default_factory=dict)
     _here: Optional[Machine] = None
+    #: install commands written since diagnose last reset it (a fix that installs something)
+    installs: int = 0
 
     def __post_init__(self) -> None:
         if self.machine is None and isinstance(self.facts.data.get("machine"), dict):
@@ -260,10 +262,12 @@ class Context:
 
     def install_command(self, plan: Any, reinstall: bool = True) -> str:
         """The plan's own install line (:meth:`Plan.pip_install_args`) with this environment's interpreter."""
+        self.installs += 1
         return "`" + self.py_command(*plan.pip_install_args(reinstall)) + "`"
 
     def pip_command(self, pins: List[str], index_option: str = "", reinstall: bool = True) -> str:
         """``python -m pip install [--force-reinstall] PINS INDEX-OPTION`` in backticks, quoted."""
+        self.installs += 1
         words = ["-m", "pip", "install"] + (["--force-reinstall"] if reinstall else []) + list(pins)
         return "`" + self.py_command(*words, *option_words(index_option)) + "`"
 

@@ -10,7 +10,7 @@ wrong in their own words and ask the resolver for the build that would fix it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from envcheck.jsontypes import JSONObject
 from envcheck.machine.model import Machine
@@ -96,7 +96,11 @@ def diagnose(facts: Facts, lock: Optional[Lock] = None, machine: Optional[Machin
         said = judge.check("import_torch")
         if said.status == "warn":  # what the import warned holds for every check that ran
             out.insert(0, said)
-    return out
+    return judge.one_answer(out)
+
+
+#: the variants of GPU builds (a lock pinning one expects torch to have a GPU backend built in)
+GPU_VARIANTS = ("cu", "rocm", "xpu")
 
 
 class _Judge:
@@ -105,9 +109,33 @@ class _Judge:
         self.facts = ctx.facts
         self.rules = load_rules(ctx.matrix)
         self.tolerances = load_tolerances(ctx.matrix)
+        self.installing: Set[str] = set()  # checks whose fix installs something
 
     # -- dispatch -------------------------------------------------------------------------------
     def check(self, name: str) -> Check:
+        """The check ``name``, noting whether its fix says to install something (:meth:`one_answer`)."""
+        self.ctx.installs = 0
+        c = self._check(name)
+        if self.ctx.installs:
+            self.installing.add(name)
+        return c
+
+    def one_answer(self, checks: List[Check]) -> List[Check]:
+        """With a lock the environment does not match, what to install is the lock's — one answer
+        (newcomer6 #6: the lock said cu130, the torchvision check said ``torchvision==…+cpu``): every
+        other check whose fix installs something says to install the lock's pins instead, and keeps
+        its own finding. Fixes that install nothing (a driver, /dev/shm, a variable) stay."""
+        if self.ctx.lock is None:
+            return checks
+        lock = next((c for c in checks if c.name == "lock"), None) or self.check("lock")
+        if lock.status != "fail" or not lock.fix:
+            return checks
+        for c in checks:
+            if c.name != "lock" and c.fix and c.status in ("fail", "warn") and c.name in self.installing:
+                c.fix = f"This environment is not the lock's ({self.ctx.lock.path}); what to install is the lock's: {lock.fix}"
+        return checks
+
+    def _check(self, name: str) -> Check:
         spec = BY_NAME[name]
         own: Callable[[], Check] = getattr(self, spec.judge)
         if spec.probe is None:  # judges facts other probes collected
@@ -240,6 +268,12 @@ class _Judge:
                 return Check("cuda_build", "fail",
                              detail=f"{detail}, without MPS (torch.backends.mps.is_built() is False), but this Mac "
                                     f"has {gpus}: torch cannot use it",
+                             fix=HELPERS["install_fix"](ctx), rule="cpu-only-build")
+            lock = ctx.lock
+            if lock is not None and str(lock.variant).startswith(GPU_VARIANTS):  # newcomer6 #6
+                return Check("cuda_build", "fail",
+                             detail=f"{detail}, but the lock {lock.path} pins a GPU build "
+                                    f"(torch {lock.expect.get('torch_version') or lock.torch}, {lock.variant})",
                              fix=HELPERS["install_fix"](ctx), rule="cpu-only-build")
             if "apple" in vendors and b.get("mps_available"):
                 return Check("cuda_build", "pass", detail=detail + "; MPS (the Apple GPU) is available")
