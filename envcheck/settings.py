@@ -41,7 +41,7 @@ from envcheck.errors import UsageError
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time: `envcheck --help` starts without them
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
+    from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 __all__ = ["Settings", "find_config", "read_config", "apply_settings", "ENV_PREFIX"]
 
@@ -289,7 +289,8 @@ def apply_settings(parser: argparse.ArgumentParser, command: str, config: Option
             dest = _norm(key)
             if dest not in actions:
                 if origin.endswith("]"):  # a command table: every key must be a flag of that command
-                    raise UsageError(f"{origin}: {key!r} is not a flag of `envcheck {command}`")
+                    raise UsageError(f"{origin}: {key!r} is not a flag of `envcheck {command}`"
+                                     + did_you_mean(dest, set(actions) - NOT_SETTABLE, _flag_name))
                 continue  # a top-level key for other commands (check_names knows it is one)
             if not origin.endswith("]") and (command, dest) in OWN_MEANING:
                 continue  # a shared key means the other commands' flag, not this one's
@@ -342,13 +343,24 @@ def unread_variables(command: str, actions: Mapping[str, argparse.Action], envir
                        "make envcheck write or overwrite files, or pick what to run)"
                        + ("; name the settings file with $ENVCHECK_CONFIG" if dest == "config" else ""))
         elif var not in names:
-            import difflib
-
-            close = difflib.get_close_matches(var, sorted(names | READ_ELSEWHERE), n=3)
             out.append(f"${var} is not read: no envcheck flag or setting has that name"
-                       + (f"; did you mean {', '.join('$' + c for c in close)}?" if close else "")
+                       + did_you_mean(var, names | READ_ELSEWHERE, lambda c: "$" + c)
                        + " (`envcheck config COMMAND` lists each flag's variable)")
     return out
+
+
+def _flag_name(dest: str) -> str:
+    return dest.replace("_", "-")
+
+
+def did_you_mean(word: str, names: Iterable[str], show: Callable[[str], str] = str) -> str:
+    """``"; did you mean a, b?"`` — the names closest to ``word`` (each as ``show`` writes it), or
+    ``""``: the one suggestion of every settings name a user can mistype (a config key, a table, an
+    ``ENVCHECK_*`` variable)."""
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(names), n=3)
+    return f"; did you mean {', '.join(show(c) for c in close)}?" if close else ""
 
 
 def check_names(path: Path, table: Mapping[str, Any], command: str, actions: Mapping[str, argparse.Action],
@@ -360,8 +372,6 @@ def check_names(path: Path, table: Mapping[str, Any], command: str, actions: Map
     Raises:
         UsageError: ``FILE: 'key' …`` with the close names, or the table name this file uses.
     """
-    import difflib
-
     pyproject = path.name == "pyproject.toml"
     where = "[tool.envcheck]" if pyproject else "the top level"
     known: Optional[Tuple[Set[str], Set[str]]] = None
@@ -385,18 +395,15 @@ def check_names(path: Path, table: Mapping[str, Any], command: str, actions: Map
         if isinstance(value, dict):
             if key in commands:
                 continue
-            close = difflib.get_close_matches(key, sorted(commands), n=3)
             name = f"[tool.envcheck.{key}]" if pyproject else f"[{key}]"
             form = "[tool.envcheck.<command>]" if pyproject else "[<command>]"
-            raise UsageError(f"{path}: {name} is not a command's table"
-                             + (f"; did you mean {', '.join(close)}?" if close else "")
+            raise UsageError(f"{path}: {name} is not a command's table" + did_you_mean(key, commands)
                              + f" — tables are named {form}: {', '.join(sorted(commands))}")
         if _norm(key) in NOT_SETTABLE:
             raise UsageError(f"{path}: {key!r} is given on the command line only, never in a config file")
         if _norm(key) not in flags:
-            close = difflib.get_close_matches(_norm(key), sorted(flags), n=3)
             raise UsageError(f"{path}: {key!r} at {where} is not a flag of any envcheck command"
-                             + (f"; did you mean {', '.join(c.replace('_', '-') for c in close)}?" if close else ""))
+                             + did_you_mean(_norm(key), flags, _flag_name))
 
 
 def effective(parser: argparse.ArgumentParser, args: argparse.Namespace, settings: Settings,

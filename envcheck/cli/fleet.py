@@ -228,9 +228,10 @@ def print_fleet(doc: dict) -> None:
         for g in doc["failures"]:
             rule = f" ({_t(g['rule'])})" if g.get("rule") else ""
             con.print(f" [bold red]{_t(g['check'])}[/]{rule} on {g['count']} node(s): {_t(g['nodes'])}")
-            con.print(f"    {_t(g['detail'][:300])}")
-            if g["fix"]:
-                con.print(f"    [bold]fix:[/bold] {_t(g['fix'][:300])}")
+            detail = g["detail"] if len(g["detail"]) <= 300 else g["detail"][:299].rsplit(" ", 1)[0] + " …"
+            con.print(f"    {_t(detail)}")
+            if g["fix"]:  # in full: a fix holds commands to copy (newcomer6 #7: cut mid-command at 300)
+                con.print(f"    [bold]fix:[/bold] {_t(g['fix'])}")
     if doc["drift"]:
         con.print("\n[bold]drift[/bold] (facts not the same on every node)")
         for d in doc["drift"]:
@@ -313,7 +314,7 @@ def run_slurm(args: argparse.Namespace) -> int:
                         gpus_per_node=args.gpus_per_node)
     script = slurm_job(opts, prolog=args.prolog)
     if not args.prolog:
-        _say_missing_junit()
+        _say_missing_junit(args)
     if args.prolog or not args.submit:
         sys.stdout.write(script)
         return 0
@@ -325,16 +326,17 @@ def run_slurm(args: argparse.Namespace) -> int:
     return done.exit_code
 
 
-def _say_missing_junit() -> None:
+def _say_missing_junit(args: argparse.Namespace) -> None:
     """Up front, on stderr: the batch script's JUnit step needs the ``junit`` extra, which this
     install lacks (the nodes' envcheck is often this one); the script still merges without it."""
+    from envcheck.cli.conventions import note
     from envcheck.errors import MissingExtra, require_extra
 
     try:
         require_extra("junit")
     except MissingExtra as exc:
-        sys.stderr.write(f"envcheck: note: the job writes fleet.json and its verdict, but no fleet.xml where "
-                         f"envcheck lacks the 'junit' extra, as this one does: {exc}\n")
+        note(args, f"note: the job writes fleet.json and its verdict, but no fleet.xml where envcheck lacks the "
+                   f"'junit' extra, as this one does: {exc}")
 
 
 def run_k8s(args: argparse.Namespace) -> int:

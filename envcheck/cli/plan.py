@@ -105,16 +105,16 @@ def run(args: argparse.Namespace) -> int:
     timeout = check_timeout(args.timeout)
     req = plan_request(args, hashes=args.hashes)
     result = plan_use_case(req)
-    from envcheck.cli.conventions import warn
+    from envcheck.cli.conventions import note, warn
     from envcheck.matrix.freshness import staleness
 
     stale = staleness(result.matrix)
     if stale:
         warn(args, stale)
 
-    def say(text: str) -> None:
+    def say(text: str) -> None:  # progress: a note (-q drops it; newcomer6 #7)
         if not args.json:
-            sys.stderr.write(f"envcheck: {text}\n")
+            note(args, text)
 
     made = make_outputs(result, req, OutputRequest(
         formats=formats, explicit=explicit, style=args.style, extras=args.extras, pin_python=args.pin_python, packages=args.packages,
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         print_files=args.format_given and not args.json), say)
     plan = made.plan
     for name, why in made.skipped:
-        sys.stderr.write(f"envcheck: note: {name} not made: {why}\n")
+        note(args, f"note: {name} not made: {why}")
     if plan is not None:  # caveats are in the output already; --strict counts them, GitHub Actions shows them
         args.warned = int(getattr(args, "warned", 0) or 0) + len(plan.candidate.warnings)
     if plan is not None and plan.candidate.warnings:

@@ -50,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
     result = probe(ProbeRequest(matrices=args.matrices, timeout=args.timeout, docker=args.docker,
                                 output=args.output, force=args.force))
     if result.warning:
-        sys.stderr.write(f"envcheck: warning: {result.warning}\n")
+        from envcheck.cli.conventions import warn
+
+        warn(args, result.warning)
     if args.json:
         json.dump(result.machine.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")

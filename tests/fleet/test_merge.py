@@ -492,3 +492,15 @@ def test_a_package_one_node_lacks_is_drift_and_off_a_lock_that_pins_it(tmp_path,
     unknown = write_fleet(tmp_path / "u", base, lambda doc: (_no_torchvision(doc), doc["facts"].pop("packages")))
     doc = run_cli(["fleet", "merge", str(unknown), "--json"]).json()
     assert all(x["fact"] != "torchvision" for x in doc["drift"])
+
+
+def test_the_text_output_never_cuts_a_fix(tmp_path, case_reports):
+    """newcomer6 #7: the text output cut each fix at 300 characters, mid-command ("…pip install
+    --force-reinstall"), while --json had it whole. The whole fix is printed (as verify does)."""
+    d = write_fleet(tmp_path / "f", case_reports["C01"])
+    doc = run_cli(["fleet", "merge", str(d), "--json"]).json()
+    fixes = [g["fix"] for g in doc["failures"] if g["fix"]]
+    assert any(len(f) > 300 for f in fixes), [len(f) for f in fixes]  # the case the cut hit
+    text = " ".join(run_cli(["fleet", "merge", str(d)]).out.split())  # rich folds long lines at spaces
+    for fix in fixes:
+        assert " ".join(fix.split()) in text

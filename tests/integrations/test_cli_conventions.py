@@ -107,6 +107,20 @@ def test_quiet_drops_warnings_but_strict_still_counts(cli, monkeypatch):
     assert quiet.code == 1
 
 
+@pytest.mark.subprocess  # plan -o probes this machine (docker info)
+@pytest.mark.parametrize("quiet", [["-q"], ["-qq"], ["--quiet"]])
+def test_quiet_drops_plans_notes_and_keeps_its_answer(cli, tmp_path, quiet):
+    """newcomer6 #7: `-q`/`-qq` changed nothing in plan: its notes ("Dockerfile not made: …") and the
+    download's progress went to stderr whatever the verbosity. -q drops notes; stdout is the same."""
+    argv = ["plan", "--gpu", "Arc B580", "--python", "3.12", "--os", "linux", "--format", "all"]
+    loud = cli([*argv, "-o", str(tmp_path / "loud")])
+    assert loud.code == 0 and "note: Dockerfile not made" in loud.err, loud.err
+    quiet_run = cli([*argv, "-o", str(tmp_path / "quiet"), *quiet])
+    assert quiet_run.code == 0 and quiet_run.err == ""
+    assert quiet_run.out.replace(str(tmp_path / "quiet"), str(tmp_path / "loud")) == loud.out
+    assert sorted(p.name for p in (tmp_path / "quiet").iterdir()) == sorted(p.name for p in (tmp_path / "loud").iterdir())
+
+
 def test_json_stdout_is_one_document_and_annotations_go_to_stderr(tmp_path):
     case = ROOT / "tests" / "fixtures" / "verify" / "cases" / "C01.json"
     r = sh(["verify", "--facts", str(case), "--json"], env={"GITHUB_ACTIONS": "true",
@@ -186,7 +200,8 @@ def test_envcheck_toml_wins_and_no_config(project):
 
 
 @pytest.mark.parametrize("text,env,words", [
-    ('[plan]\nbakend = "cpu"\n', {}, "'bakend' is not a flag of `envcheck plan`"),
+    # newcomer6 #7: a typo in a command's table got no suggestion, the same typo in ENVCHECK_* did
+    ('[plan]\nbakend = "cpu"\n', {}, "'bakend' is not a flag of `envcheck plan`; did you mean backend?"),
     ('[plan]\nexplain = "maybe"\n', {}, "is a switch"),
     ("[plan\n", {}, "not valid TOML"),
     ("", {"ENVCHECK_OS": "beos"}, "'beos' is not one of"),
