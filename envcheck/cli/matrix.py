@@ -65,7 +65,8 @@ last read, and every release x variant x platform the index serves that torch-bu
 not cover yet (no [[build]] row, no kernel list, no cuDNN). `envcheck plan` marks such builds
 "unverified" instead of guessing.
 
-exit codes: 0 report printed · 1 no generated index data yet (run `envcheck matrix update`)
+exit codes: 0 report printed · 3 no generated index data yet (run `envcheck matrix update`): nothing
+to judge — README's exit codes (1 is "judged and failed")
 
 examples:
   envcheck matrix status
@@ -141,7 +142,7 @@ def run_status_cmd(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print_status(st, sys.stdout)
-    return 0 if st.indexes else 1
+    return 0 if st.indexes else 3  # no data: nothing was judged (newcomer6 #7), as --hashes without it
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -72,7 +72,7 @@ def test_data_dir_flag_and_explicit_matrices(cli, server, data_dir, mx, tmp_path
 
 def test_status_without_user_data_says_run_update(cli, data_dir):
     r = cli(["matrix", "status"])
-    assert r.code == 1 and "run `envcheck matrix update`" in r.out
+    assert r.code == 3 and "run `envcheck matrix update`" in r.out
 
 
 def test_platform_defaults(monkeypatch, tmp_path):

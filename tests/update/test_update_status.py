@@ -32,8 +32,11 @@ def _gaps(st, **want):
 
 
 def test_no_data_yet(cli, mx):
+    """newcomer6 #7: exit 1 means "judged and failed" (README's exit codes); with no data nothing
+    was judged: 3, as `plan --hashes` without `matrix update` data, in text and --json."""
     r = cli(["matrix", "status", "--matrices", str(mx)])
-    assert r.code == 1
+    assert r.code == 3
+    assert cli(["matrix", "status", "--matrices", str(mx), "--json"]).code == 3
     assert "run `envcheck matrix update`" in r.out
 
 
