@@ -44,7 +44,7 @@ class _Parser(Parser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"envcheck: error: {message}\n")
+        _say_error(message)
         exc = SystemExit(2)
         exc.usage_error = message  # type: ignore[attr-defined]  # main's --json error document reads it
         raise exc
@@ -233,14 +233,26 @@ def _check_paths(args: argparse.Namespace) -> None:
                                  f"({NAME_MAX} bytes a name, {PATH_MAX} a path)")
 
 
+def _say_error(message: str) -> None:
+    """``envcheck: error: MESSAGE`` on stderr, the message made safe for a terminal: an error often
+    relays what a file, a path or another program said (the Docker engine's build output, pip's,
+    sbatch's), and its colour codes or other control sequences are not envcheck's to replay
+    (newcomer6 #7: ``last output: [91mERROR: …[0m``)."""
+    from envcheck.edge import terminal_text
+
+    sys.stderr.write(f"envcheck: error: {terminal_text(message)}\n")
+
+
 def _failure(exc: BaseException) -> Optional[Tuple[str, int]]:
     """What an error that ends a command is to the user: ``(message, exit code)`` — an
     :class:`EnvcheckError`'s own, a hostile path's (exit 2) — or ``None`` (interrupted, a bug).
-    Used for stderr and for the ``--json`` error document alike."""
+    Used for stderr and for the ``--json`` error document alike (terminal-safe text in both)."""
     if isinstance(exc, (OutputError, BrokenPipeError)):
         return None  # stdout itself failed: nothing more goes there
     if isinstance(exc, EnvcheckError):
-        return str(exc), exc.exit_code
+        from envcheck.edge import terminal_text
+
+        return terminal_text(str(exc)), exc.exit_code
     if isinstance(exc, (OSError, ValueError)):
         why = _path_problem(exc)
         return (why, 2) if why is not None else None
@@ -250,7 +262,7 @@ def _failure(exc: BaseException) -> Optional[Tuple[str, int]]:
 def _refuse(argv: List[str], parser: argparse.ArgumentParser, path: List[str], message: str, code: int) -> int:
     """An error before the command runs: one ``envcheck: error:`` on stderr (and, for ``--json``,
     the error document on stdout); returns the exit code."""
-    sys.stderr.write(f"envcheck: error: {message}\n")
+    _say_error(message)
     if _wants_json(argv, parser):
         from envcheck.cli.conventions import error_document
 
@@ -386,7 +398,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except EnvcheckError as exc:
         if isinstance(exc, OutputError):
             _silence_stdout()  # the unwritten rest would fail again at exit
-        sys.stderr.write(f"envcheck: error: {exc}\n")
+        _say_error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("envcheck: interrupted\n")
@@ -398,5 +410,5 @@ def main(argv: Optional[List[str]] = None) -> int:
         failed = _failure(exc)
         if failed is None:
             raise
-        sys.stderr.write(f"envcheck: error: {failed[0]}\n")
+        _say_error(failed[0])
         return failed[1]

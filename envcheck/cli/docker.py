@@ -172,6 +172,9 @@ def _say() -> Any:
     con = console(stderr=True)
 
     def say(line: str) -> None:
+        from envcheck.edge import terminal_text
+
+        line = terminal_text(line, keep_newlines=False)  # the engine relays pip's colours: not ours to replay
         style = "bold" if line.startswith("Step ") else "dim"
         line = line if len(line) <= 200 else line[:199] + "…"  # the lock label is long
         con.print(f"[{style}]{escape(line)}[/]")
