@@ -1,5 +1,5 @@
 """Every script and file envcheck writes for another install to run (the Slurm batch script and
-prolog, the Kubernetes Job, install.sh, the Dockerfile) calls only what a plain `pip install .` of
+prolog, the Kubernetes Job, install.sh, install.ps1, the Dockerfile) calls only what a plain `pip install .` of
 envcheck has — or says so on that very step and survives its absence (newcomer6 #1: the batch
 script's `fleet merge --junit` exited 2 without the 'junit' extra, and the job wrote no fleet.json).
 
@@ -8,6 +8,7 @@ extras it needs (envcheck.cli.extras_needed, what the command line checks before
 
 from __future__ import annotations
 
+import json
 import shlex
 
 import pytest
@@ -16,18 +17,20 @@ from tests.conftest import run_cli
 
 #: how the generated texts call envcheck
 CALLS = ("envcheck", "$ENVCHECK")
-OPERATORS = set(";&|<>()")
+OPERATORS = set(";&|<>(){}")
 
 
 def envcheck_commands(text):
     """``(line, argv)`` of every envcheck command in ``text`` (comments left out)."""
     out = []
     for line in text.replace("\\\n", " ").splitlines():
-        body = line.strip().lstrip("-").strip().strip('"') if line.strip().startswith("- ") else line.strip()
+        body = line.strip()
+        if body.startswith('- "'):  # a YAML double-quoted string (the k8s Job's command): JSON's escapes
+            body = json.loads(body[2:])
         if body.startswith("#"):
             continue
         try:
-            lex = shlex.shlex(body.replace('\\"', '"'), posix=True, punctuation_chars=True)
+            lex = shlex.shlex(body, posix=True, punctuation_chars=True)
             lex.whitespace_split = True
             words = list(lex)
         except ValueError:
@@ -54,11 +57,15 @@ def generated(tmp_path):
              "prolog": run_cli(["fleet", "slurm", "--prolog", "--envcheck", "/bin/true"]).out,
              "k8s": run_cli(["fleet", "k8s", "--image", "reg/img:1", "--nodes", "2"]).out,
              "k8s-pvc": run_cli(["fleet", "k8s", "--image", "reg/img:1", "--nodes", "2", "--pvc", "reports"]).out}
-    out = tmp_path / "plan"
-    assert run_cli(["plan", "--backend", "cpu", "--torch", "2.13.0", "--python", "3.11",
-                    "--format", "script,docker", "-o", str(out)]).code == 0
-    for f in sorted(out.iterdir()):
-        texts[f.name] = f.read_text()
+    plans = {"cpu": ["--backend", "cpu", "--torch", "2.13.0", "--python", "3.11", "--os", "linux"],
+             "cuda": ["--gpu", "H100", "--python", "3.12", "--os", "linux"],
+             "windows": ["--gpu", "RTX 4060", "--python", "3.12", "--os", "windows"]}
+    for name, argv in plans.items():
+        out = tmp_path / name
+        assert run_cli(["plan", *argv, "--format", "script,docker" if name != "windows" else "script",
+                        "-o", str(out)]).code == 0
+        for f in sorted(out.iterdir()):
+            texts[f"{name}/{f.name}"] = f.read_text()
     return texts
 
 
@@ -81,4 +88,4 @@ def test_generated_scripts_need_no_extra_except_on_a_guarded_step(tmp_path):
                 # the job's verdict and fleet.json come from the merge before it) and is announced
                 assert name == "slurm" and line.startswith("if ") and extra == ["junit"], (name, line)
                 assert "'junit' extra" in text, name
-    assert seen >= 6
+    assert seen >= 11
