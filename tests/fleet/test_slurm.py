@@ -38,40 +38,43 @@ def test_batch_script_text():
     assert proc.returncode == 0, proc.stderr
 
 
-#: envcheck run as an install without the 'junit' extra would be (junitparser cannot be imported)
-WITHOUT_JUNIT = """
-import sys
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name.split('.')[0] == 'junitparser':
-            raise ImportError('not installed here: ' + name)
-sys.meta_path.insert(0, Block())
-from envcheck.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
+@pytest.fixture(scope="module")
+def plain_envcheck(tmp_path_factory):
+    """envcheck as the README installs it: `pip install .` into a fresh venv, no extra (no junitparser)."""
+    from tests.conftest import ROOT
+
+    venv = tmp_path_factory.mktemp("plain") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(ROOT)],
+                          capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        pytest.fail(f"pip install . failed:\n{proc.stdout}\n{proc.stderr}")
+    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import junitparser"], capture_output=True)
+    assert probe.returncode != 0, "the plain install has junitparser: the test would prove nothing"
+    return str(venv / "bin" / "envcheck")
 
 
-def _envcheck_exe(tmp_path, junit):
-    """An `envcheck` executable for the script's $ENVCHECK: this checkout, with or without junitparser."""
-    exe = tmp_path / ("envcheck" if junit else "envcheck-nojunit")
-    if junit:
-        exe.write_text(f'#!/bin/sh\nexec {sys.executable} -m envcheck "$@"\n')
-    else:
-        (tmp_path / "nojunit.py").write_text(WITHOUT_JUNIT)
-        exe.write_text(f'#!/bin/sh\nexec {sys.executable} {tmp_path / "nojunit.py"} "$@"\n')
+def _envcheck_exe(tmp_path, junit, plain):
+    """The script's $ENVCHECK: the plain install, or this checkout with the 'junit' extra (the test venv)."""
+    if not junit:
+        return plain
+    exe = tmp_path / "envcheck"
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} -m envcheck "$@"\n')
     exe.chmod(0o755)
     return str(exe)
 
 
 @pytest.mark.parametrize("junit", [False, True], ids=["plain-install", "junit-extra"])
-def test_the_scripts_merge_gives_a_verdict_and_fleet_json_without_the_junit_extra(tmp_path, case_reports, junit):
+def test_the_scripts_merge_gives_a_verdict_and_fleet_json_without_the_junit_extra(tmp_path, case_reports, junit,
+                                                                                   request):
     """newcomer6 #1: the job ran `fleet merge … --save fleet.json --junit fleet.xml`; after a plain
     `pip install .` (no 'junit' extra) --junit exits 2 before merging: no fleet.json, no verdict.
-    The script's own merge lines, run by an envcheck without junitparser, still write fleet.json and
-    exit with the merge's verdict, and say why there is no JUnit XML; with the extra, both."""
+    The script's own merge lines, run by a real `pip install .` (a venv without junitparser), still
+    write fleet.json and exit with the merge's verdict, and say why there is no JUnit XML; with the
+    extra, both."""
     import copy
 
-    exe = _envcheck_exe(tmp_path, junit)
+    exe = _envcheck_exe(tmp_path, junit, None if junit else request.getfixturevalue("plain_envcheck"))
     made = subprocess.run([exe, "fleet", "slurm", "--nodes", "2"], capture_output=True, text=True, timeout=120)
     assert made.returncode == 0, made.stderr
     # said up front, when the install writing the script lacks the extra
