@@ -275,15 +275,13 @@ JSON_SCHEMAS = {
 def stamp_json(command: str, text: str) -> str:
     """Put ``"schema"`` first in the JSON document ``text`` printed by ``command`` (a list document
     becomes ``{"schema": …, "<key>": [...]}``); text that is not one JSON document is left alone."""
-    from envcheck.jsontypes import json_string
+    import json
 
     entry = JSON_SCHEMAS.get(command)
     if entry is None or not text.strip():
         return text
-    if text.startswith('{\n  "schema": ' + json_string(entry[0]) + ","):
+    if text.startswith('{\n  "schema": ' + json.dumps(entry[0]) + ","):
         return text  # stamped by the command itself (plan --json): kept as it is, without parsing it again
-    import json  # (not for plan --json, stamped above: the json package costs ~2 ms of a start, #9)
-
     try:
         doc = json.loads(text)
     except ValueError:
