@@ -69,7 +69,7 @@ class Context:
     hints: Dict[str, str] = field(default_factory=dict)
     _plans: Dict[Any, Any] = field(default_factory=dict)
     _here: Optional[Machine] = None
-    #: install commands written since diagnose last reset it (a fix that installs something)
+    #: ``pip install`` commands written since diagnose last reset it (a fix that installs something)
     installs: int = 0
 
     def __post_init__(self) -> None:
@@ -251,9 +251,12 @@ class Context:
         return self.facts.os == "windows" or (self.facts.os is None and self.os == "windows" and not self.wsl)
 
     def command(self, *argv: str) -> str:
-        """``argv`` as one line for this environment's shell, every word quoted (:func:`shell_command`)."""
+        """``argv`` as one line for this environment's shell, every word quoted (:func:`shell_command`).
+        A ``pip install`` line is counted in :attr:`installs` (a fix that installs something)."""
         from envcheck.edge import shell_command
 
+        if any(a == "pip" and b == "install" for a, b in zip(argv, argv[1:])):
+            self.installs += 1
         return shell_command(list(argv), self.windows_shell)
 
     def py_command(self, *args: str) -> str:
@@ -262,12 +265,10 @@ class Context:
 
     def install_command(self, plan: Any, reinstall: bool = True) -> str:
         """The plan's own install line (:meth:`Plan.pip_install_args`) with this environment's interpreter."""
-        self.installs += 1
         return "`" + self.py_command(*plan.pip_install_args(reinstall)) + "`"
 
     def pip_command(self, pins: List[str], index_option: str = "", reinstall: bool = True) -> str:
         """``python -m pip install [--force-reinstall] PINS INDEX-OPTION`` in backticks, quoted."""
-        self.installs += 1
         words = ["-m", "pip", "install"] + (["--force-reinstall"] if reinstall else []) + list(pins)
         return "`" + self.py_command(*words, *option_words(index_option)) + "`"
 
