@@ -15,7 +15,7 @@ from envcheck.schema import CPU_ARCHES, OSES  # noqa: F401 (the vocabulary, defi
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Dict, List, Optional
+    from typing import Dict, List, Optional, Sequence
 
 
 @record
@@ -168,11 +168,7 @@ class Machine:
             parts.append(f"Python {self.python}" + (" (32-bit)" if self.python_bits == 32 else ""))
         elif self.python_bits == 32:
             parts.append("32-bit Python")
-        counts: Dict[str, int] = {}
-        for g in self.gpus:
-            label = g.name if g.arch in g.name else f"{g.name} ({g.arch})"
-            counts[label] = counts.get(label, 0) + 1
-        parts += [f"{n}× {label}" if n > 1 else label for label, n in counts.items()]
+        parts += gpu_labels(self.gpus)
         if self.nvidia_driver:
             parts.append(f"NVIDIA driver {self.nvidia_driver}")
         elif self.cuda_driver_max:  # only the CUDA version the driver supports is known (--driver 12.8)
@@ -199,3 +195,12 @@ def drop_none(value: JSON) -> JSON:
     if isinstance(value, list):
         return [drop_none(v) for v in value if v is not None]
     return value
+
+
+def gpu_labels(gpus: Sequence[GpuDevice]) -> List[str]:
+    """``["2× GeForce RTX 4090 (sm_89)", "H100 (sm_90)"]``: each kind of GPU once, with its count."""
+    counts: Dict[str, int] = {}
+    for g in gpus:
+        label = g.name if g.arch in g.name else f"{g.name} ({g.arch})"
+        counts[label] = counts.get(label, 0) + 1
+    return [f"{n}× {label}" if n > 1 else label for label, n in counts.items()]

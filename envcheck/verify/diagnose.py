@@ -491,9 +491,11 @@ class _Judge:
         notes = [msg for msg, fatal, _ in found if not fatal]
         missing = [pkg for _, fatal, pkg in found if fatal and pkg]
         exp = lock.expect
+        elsewhere = _lock_machine_differs(self.ctx, lock)
         if not diffs:
             detail = (f"matches {lock.path}: torch {exp.get('torch_version')} ({exp.get('variant')})"
-                      + (f", Python {exp['python']}" if exp.get("python") else ""))
+                      + (f", Python {exp['python']}" if exp.get("python") else "")
+                      + (f" (the lock was made for another machine: {elsewhere})" if elsewhere else ""))
             if notes:
                 return Check("lock", "warn", detail=detail + "; but " + "; ".join(notes),
                              fix="Install what the lock names beside torch if you use it: " + self.ctx.pip_command(
@@ -501,11 +503,15 @@ class _Judge:
                                  False) + ".")
             return Check("lock", "pass", detail=detail)
         absent = set(missing) | {pkg for _, fatal, pkg in found if not fatal and pkg}
+        detail = f"differs from {lock.path}: " + "; ".join(diffs + notes)
+        if elsewhere:  # the reason first: the lock records the machine it was planned for
+            detail = (f"differs from {lock.path}, which was made for another machine ({elsewhere}) — that is why "
+                      "its pins are not this machine's: " + "; ".join(diffs + notes))
         if len(missing) == len(diffs):  # only packages the lock names are missing: install them, from its lines
             wanted = [p for p in lock.requirements if _requirement_name(p) in absent]
-            return Check("lock", "fail", detail=f"differs from {lock.path}: " + "; ".join(diffs + notes),
+            return Check("lock", "fail", detail=detail,
                          fix=f"Install what the lock pins: {self.ctx.pip_command(wanted, lock.index_option, False)}.")
-        return Check("lock", "fail", detail=f"differs from {lock.path}: " + "; ".join(diffs + notes),
+        return Check("lock", "fail", detail=detail,
                      fix=self._reinstall_fix(lock, any(d.startswith("python:") for d in diffs)))
 
     def _reinstall_fix(self, lock: Lock, other_python: bool) -> str:
@@ -743,14 +749,32 @@ def _requirement_name(line: str) -> str:
 
 def _lock_machine_differs(ctx: Context, lock: Lock) -> str:
     """``"Linux x86_64 (WSL2); this one: Linux x86_64"`` when the collected facts show another OS, CPU or
-    WSL than the machine the lock was planned for; ``""`` when they match or are not known."""
+    WSL than the machine the lock was planned for, and the GPUs of both (``"Linux x86_64, GeForce RTX 4090
+    (sm_89); this one: Linux x86_64, no GPU"``) when theirs differ from the ones seen here (newcomer5 #9: the
+    lock records its target; a lock for another GPU is why its pins are not this machine's); ``""`` when they
+    match or are not known."""
     theirs, f = lock.machine, ctx.facts
     if theirs is None or not f.os:
         return ""
     here = ctx.here
+    other_gpus = _gpu_kinds(here) != _gpu_kinds(theirs)
     differs = (here.os != theirs.os or here.arch != theirs.arch
-               or (f.wsl is not None and here.wsl != theirs.wsl))
-    return f"{_where(theirs)}; this one: {_where(here)}" if differs else ""
+               or (f.wsl is not None and here.wsl != theirs.wsl) or other_gpus)
+    if not differs:
+        return ""
+    if not other_gpus:
+        return f"{_where(theirs)}; this one: {_where(here)}"
+    return f"{_where(theirs)}, {_gpus_text(theirs)}; this one: {_where(here)}, {_gpus_text(here)}"
+
+
+def _gpu_kinds(m: Machine) -> Set[Tuple[str, str]]:
+    return {(g.vendor, g.arch) for g in m.served_gpus}
+
+
+def _gpus_text(m: Machine) -> str:
+    from envcheck.machine.model import gpu_labels
+
+    return ", ".join(gpu_labels(m.served_gpus)) or "no GPU seen"
 
 
 def _where(m: Machine) -> str:

@@ -87,3 +87,32 @@ def test_missing_packages_are_all_installed_numpy_too(matrix, lock_of):
     assert "torchvision: lock 0.28.0+cpu, not installed" in c.detail and "numpy: lock numpy, not installed" in c.detail
     assert c.fix == ("Install what the lock pins: `/tv/bin/python -m pip install torchvision==0.28.0+cpu numpy "
                      "--index-url https://download.pytorch.org/whl/cpu`."), c.fix
+
+
+def gpu_venv_facts(name, capability):
+    """A Python 3.11 venv with torch 2.14.1+cu130 that sees one NVIDIA GPU."""
+    return facts_from_dict({
+        "schema": 1, "python": {"version": "3.11.7", "executable": "/tv/bin/python"},
+        "platform": {"os": "linux", "arch": "x86_64", "glibc": "2.36", "wsl": False},
+        "packages": {"torch": [{"version": "2.14.1+cu130"}]},
+        "runs": {"import_torch": {"outcome": "ok", "data": {"version": "2.14.1+cu130", "cuda": "13.0", "hip": None,
+                                                            "file": "/tv/site/torch/__init__.py"}},
+                 "cuda_build": {"outcome": "ok", "data": {"cuda": "13.0", "hip": None, "errors": {},
+                                                          "arch_list": ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"],
+                                                          "devices": [{"name": name, "capability": capability}],
+                                                          "driver": {}}}}})
+
+
+def test_a_lock_for_another_gpu_names_both_gpus_as_the_reason(matrix, lock_of):
+    """newcomer5 #9: same OS and CPU, another GPU: the lock's [machine] GPU and the one torch sees are named."""
+    lock = lock_of("--gpu", "RTX 4090", "--torch", "2.13.0", "--python", "3.11")
+    c = lock_check(matrix, gpu_venv_facts("NVIDIA H100 80GB HBM3", [9, 0]), lock)
+    assert c.detail.startswith(f"differs from {lock.path}, which was made for another machine (Linux x86_64, "
+                               "GeForce RTX 4090 (sm_89); this one: Linux x86_64, NVIDIA H100 80GB HBM3 (sm_90)) — "
+                               "that is why its pins are not this machine's: torch: lock 2.13.0+"), c.detail
+
+
+def test_a_lock_for_the_same_gpu_does_not_blame_the_machine(matrix, lock_of):
+    lock = lock_of("--gpu", "RTX 4090", "--torch", "2.13.0", "--python", "3.11")
+    c = lock_check(matrix, gpu_venv_facts("NVIDIA GeForce RTX 4090", [8, 9]), lock)
+    assert "another machine" not in c.detail + c.fix and c.detail.startswith(f"differs from {lock.path}: "), c

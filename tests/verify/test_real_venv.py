@@ -108,3 +108,22 @@ def test_text_report(cli, torch_venv):
     assert r.out.splitlines()[0] == f"envcheck verify — {torch_venv} (Python {r.out.split('(Python ')[1].split(')')[0]}), torch 2.13.0+cpu"
     assert " PASS matmul" in r.out and " SKIP stream_sync" in r.out
     assert "3 checks: 2 passed, 0 warning(s), 1 skipped, 0 failed" in r.out
+
+
+def test_another_machines_lock_names_the_machine_it_was_made_for(cli, torch_venv, tmp_path):
+    """newcomer5 #9: a lock planned for an RTX 4090 (the lock records its [machine]), verified in this CPU
+    venv, must say which machine the lock was made for and that this is why its pins differ — not only
+    list the differences. On a machine with a GPU the "this one" side names that GPU instead."""
+    out = tmp_path / "rtx4090"
+    r = cli(["plan", "--gpu", "RTX 4090", "-o", str(out)])
+    assert r.code == 0, r.err
+    r = cli(["verify", "--python", str(torch_venv), "--lock", str(out / "envcheck.lock.toml"), "--checks", "lock",
+             "--json"])
+    assert r.code == 1
+    (check,) = r.json()["checks"]
+    assert check["status"] == "fail"
+    assert ("which was made for another machine (Linux x86_64, GeForce RTX 4090 (sm_89); this one: Linux "
+            in check["detail"]), check["detail"]
+    assert "that is why its pins are not this machine's: torch: lock " in check["detail"], check["detail"]
+    assert check["fix"].startswith("This lock is for another machine (Linux x86_64, GeForce RTX 4090 (sm_89); "
+                                   "this one: "), check["fix"]
