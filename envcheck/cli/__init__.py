@@ -215,8 +215,8 @@ def _check_paths(args: argparse.Namespace) -> None:
     pathlib = sys.modules.get("pathlib")  # (None: no Path flag was given; path_arg imports it for one)
     for name, value in vars(args).items():
         for v in value if isinstance(value, list) else [value]:
-            if isinstance(v, EmptyPath):  # conventions.path_arg/path_text: "" given to a path flag
-                raise UsageError(f"--{name.replace('_', '-')}: an empty path; give a file or folder name")
+            if isinstance(v, EmptyPath):  # conventions.path_arg/path_text: "" given to a path flag or argument
+                raise UsageError(f"{_arg_name(args, name)}: an empty path; give a file or folder name")
             if isinstance(v, NamesFolder):  # conventions.file_arg: "dir/" given to a one-file flag
                 raise UsageError(f"--{name.replace('_', '-')} {ascii(str(v))[:80]}: names a folder (it ends "
                                  "in a slash); give a file name")
@@ -231,6 +231,22 @@ def _check_paths(args: argparse.Namespace) -> None:
             if len(raw) > PATH_MAX or any(len(part) > NAME_MAX for part in raw.split(b"/")):
                 raise UsageError(f"{flag} {shown}…: a path, or a name in it, is longer than the system allows "
                                  f"({NAME_MAX} bytes a name, {PATH_MAX} a path)")
+
+
+def _arg_name(args: argparse.Namespace, dest: str) -> str:
+    """How the user wrote the argument ``dest``: ``--report`` for a flag, its metavar (``FILE``,
+    ``REPORT_OR_DIR``) for a positional one (hfix10 left `fleet merge ''` and `lock check ''`: they
+    read the current folder). Asked only for an error, so the parser is built only then."""
+    from envcheck.cli.conventions import each_parser
+
+    path = list(getattr(args, "command_path", None) or [])
+    for p_path, p in each_parser(args.build_parser()):
+        if p_path != path:
+            continue
+        for a in p._actions:
+            if a.dest == dest and not a.option_strings:
+                return str(a.metavar or dest.upper())
+    return "--" + dest.replace("_", "-")
 
 
 def _say_error(message: str) -> None:

@@ -88,7 +88,7 @@ def add_parser(sub: Any) -> None:
     m = fs.add_parser("merge", help="merge node reports: pass counts, failures by cause, drift",
                       description="Merge node reports (`envcheck verify --report`) into the fleet's view.",
                       epilog=MERGE_EPILOG, formatter_class=raw)
-    m.add_argument("inputs", nargs="+", metavar="REPORT_OR_DIR")
+    m.add_argument("inputs", nargs="+", type=path_text, metavar="REPORT_OR_DIR")
     add_lock(m, "mark the values this envcheck.lock.toml rules out")
     add_json(m, "print the fleet as JSON (with every node's facts)")
     m.add_argument("--junit", metavar="FILE", type=file_arg,
@@ -105,8 +105,8 @@ def add_parser(sub: Any) -> None:
     d = fs.add_parser("diff", help="compare two nodes or two fleets (before/after an upgrade)",
                       description="Compare two node reports, two folders of reports, or two saved fleets.",
                       epilog=DIFF_EPILOG, formatter_class=raw)
-    d.add_argument("a", metavar="A")
-    d.add_argument("b", metavar="B")
+    d.add_argument("a", type=path_text, metavar="A")
+    d.add_argument("b", type=path_text, metavar="B")
     add_json(d, "print the differences as JSON")
     d.set_defaults(run=run_diff)
 

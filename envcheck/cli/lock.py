@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
-from envcheck.cli.conventions import COMMAND_HELP
+from envcheck.cli.conventions import COMMAND_HELP, path_arg
 from envcheck.cli.flags import add_json, add_matrices
 
 HELP = COMMAND_HELP["lock"]
@@ -29,7 +28,7 @@ def add_parser(sub: Any) -> None:
     lsub = p.add_subparsers(dest="lock_command", metavar="ACTION")
     c = lsub.add_parser("check", help=HELP, description=HELP + ".", epilog=EPILOG,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("files", nargs="+", type=Path, metavar="FILE", help="envcheck.lock.toml files")
+    c.add_argument("files", nargs="+", type=path_arg, metavar="FILE", help="envcheck.lock.toml files")
     add_matrices(c)
     add_json(c, "print {locks: [{path, status, locked, chosen, reasons}]}")
     c.set_defaults(run=run)

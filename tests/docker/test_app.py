@@ -57,3 +57,17 @@ def test_ci_target_without_wheels_is_rendered_only(tmp_path):
     doc = json.loads((tmp_path / "rocm.json").read_text())
     assert doc == result.document and doc["dockerfile"].startswith(("FROM", "#", "ARG"))
     assert "rocm" in doc["reason"] and any("cannot be had here" in line for line in lines)
+
+
+@pytest.mark.subprocess  # pip download runs (and fails: no ROCm wheel here)
+def test_ci_report_line_prints_a_control_character_path_inert(tmp_path):
+    """hfix10 put `docker ci`'s "(report: …)" through fsutil.shown() untested through the CLI: a report
+    name holding ESC/BEL and a newline must print as one inert line (breaker5 F10), and the report is
+    still written under its real name. The rocm target is rendered only here (no engine needed)."""
+    report = tmp_path / "r\x1b]0;owned\x07\nFAIL fake.json"
+    r = run_cli(["docker", "ci", "rocm", "--wheelhouse-root", str(tmp_path / "wh"), "--report", str(report)])
+    assert r.code == 0, r.err[-1500:]
+    assert r.out.count("\n") == 1 and r.out.startswith("ci target rocm: rendered"), r.out
+    assert r.out.rstrip("\n").endswith(f" (report: {ascii(str(report))})"), r.out
+    assert "\x1b" not in r.out + r.err and "\x07" not in r.out + r.err, (r.out, r.err)
+    assert json.loads(report.read_text())["target"] == "rocm"

@@ -4,6 +4,7 @@ clear message, a non-zero exit, and nothing left behind."""
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -160,3 +161,24 @@ def test_image_without_python_is_a_clear_error(cli, engine):
     assert res.code == 3
     assert "looking for Python in" in res.err and "--python PATH" in res.err, res.err
     assert verify_containers(engine) == []
+
+
+def test_the_wheels_line_prints_a_control_character_path_inert(cli, engine, cpu_image, run_base, wheelhouse,
+                                                               tmp_path):
+    """hfix10 put `docker build`'s "wheels:" line through fsutil.shown() untested. Run for real, that line
+    says how the wheels got there ("a wheelhouse given on the host (pip --no-index)"), never the folder, so
+    a wheelhouse named with a newline, ESC and BEL must leave the whole output inert: one "wheels:" line,
+    no control character, no forged line (breaker5 F10). The recipe is cpu_image's, so the engine's layer
+    cache makes this build take seconds once that image exists."""
+    odd = tmp_path / "wh\x1b]0;owned\x07\nFAIL fake"
+    odd.mkdir()
+    for whl in wheelhouse.iterdir():
+        os.link(whl, odd / whl.name)  # same files: the build context is the same, its layers are cached
+    tag = run_tag("odd:1")
+    res = cli(["docker", "build", *CPU_FLAGS, "--base-image", run_base, "--wheelhouse", str(odd),
+               "--packages", "torch", "--tag", tag])
+    assert res.code == 0, res.err[-2000:]
+    wheels = [line for line in res.out.splitlines() if "wheels:" in line]
+    assert len(wheels) == 1 and wheels[0].endswith("wheels: a wheelhouse given on the host (pip --no-index)"), res.out
+    assert "\x1b" not in res.out and "\x07" not in res.out and not any(
+        line.startswith("FAIL fake") for line in res.out.splitlines()), res.out
