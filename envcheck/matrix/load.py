@@ -144,6 +144,7 @@ SPECS: Dict[type, Table] = {
         "driver_min_linux": "version_or_empty",
         "driver_min_windows": "version_or_empty",
         "driver_last_branch": pattern(r"[0-9]{3}", "a driver branch like '580'"),
+        "targets": list_of("sm"),
     }),
     m.Gpu: _row({
         "name": req("str"),

@@ -165,6 +165,7 @@ class NvArch(Sourced):
     driver_min_linux: str = ""  # lowest driver build known to drive GPUs of this arch
     driver_min_windows: str = ""
     driver_last_branch: str = ""  # last driver branch that supports the arch ("470", "580")
+    targets: Tuple[str, ...] = ()  # its suffixed compile targets: arch-specific sm_90a, family-specific sm_120f
 
 
 @record(frozen=True)

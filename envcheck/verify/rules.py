@@ -18,7 +18,7 @@ from envcheck.errors import DataFileError
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import Diagnosis, Tolerance, vkey
 from envcheck.verify.context import Context, gfx_of, short_list, site_of, sm_of
-from envcheck.verify.facts import build_words, local_label, public_version
+from envcheck.verify.facts import build_words, local_label, public_version, variant_of
 
 RULES_FILE = "diagnoses.toml"
 
@@ -132,6 +132,8 @@ def render(rule: Diagnosis, m: re.Match[str], ctx: Context) -> Finding:
     ctx.groups = {k: v for k, v in m.groupdict().items()}
     ctx.before = m.string[max(0, m.start() - BEFORE):m.start()]
     try:
+        for arch in _archs_read(rule, ctx):  # an architecture the data rules out is said so first (breaker6 F3)
+            check_arch(ctx.matrix, arch)
         values = _Values(ctx)
         cause = string.Formatter().vformat(rule.cause, (), values)
         fix = string.Formatter().vformat(rule.fix, (), values)
@@ -152,6 +154,21 @@ def render(rule: Diagnosis, m: re.Match[str], ctx: Context) -> Finding:
         ctx.groups = {}
         ctx.before = ""
     return Finding(rule.id, m.group(0), _tidy(cause), _tidy(fix), rule.source, garbled=garbled, unknown=unknown)
+
+
+#: template fields that read the GPU architecture the text names (its ``gpu_arch`` hint)
+_GPU_FIELDS = re.compile(r"arch|gpu|device")
+
+
+def _archs_read(rule: Diagnosis, ctx: Context) -> List[str]:
+    """The architectures a family reads from the text: its ``sm``/``arch`` groups, and the text's GPU
+    architecture (``gpu_arch`` hint: ``gfx9999`` in a HIP message) when its templates use the GPU."""
+    suffix = ctx.groups.get("sm_suffix") or ""  # ptxas' 'sm_90a': the family reads sm_90, the target is sm_90a
+    out = [v + (suffix if k == "sm" else "") for k, v in ctx.groups.items() if k in ("sm", "arch") and v]
+    fields = {f for t in (rule.cause, rule.fix) for _, f, _, _ in string.Formatter().parse(t) if f}
+    if ctx.hints.get("gpu_arch") and any(_GPU_FIELDS.search(f) for f in fields):
+        out.append(ctx.hints["gpu_arch"])
+    return out
 
 
 def _tidy(text: str) -> str:
@@ -187,13 +204,36 @@ def text_hints(rules: List[Diagnosis], text: str, matrix: Optional[Matrix] = Non
                     value = parse(m.group(group))
                 except Garbled:
                     value = None
-                if value:
-                    hints[key] = value
+                if value:  # a GPU is its arch: sm_90a is a compile target of sm_90 (cuda.toml targets)
+                    hints[key] = _gpu_arch(value) if key == "gpu_arch" else value
     hints.update({k: v for k, v in platform_hints(text).items() if k not in hints})
+    backend = stated_backend(text)
+    if backend:
+        hints["backend"] = backend
     named = gpu_named_in(matrix, hints["gpu_arch"], text) if matrix is not None and hints.get("gpu_arch") else None
     if named:
         hints["gpu_name"] = named
     return hints
+
+
+#: a local label that names a build (``cu121``, ``rocm6.2``, ``cpu``, ``xpu``; ``rocm6.4.1.git…`` is rocm6.4.1)
+_BUILD_LABEL = r"(?:cu\d{2,3}|rocm\d{1,2}(?:\.\d{1,2}){0,2}|cpu|xpu)\b"
+#: a torch, torchvision or torchaudio version with such a label, as pip prints one (``torch==2.1.0+cu121``,
+#: ``torchvision 0.16.0+cu121``, ``you have torch 2.4.0+cu121``)
+_LABELLED_TORCH = re.compile(r"(?<![\w.-])torch(?:vision|audio)?(?:\{[^}\n]{0,120}\})?(?:==| )\s{0,3}"
+                             r"(\d{1,3}(?:\.\d{1,4}){1,3}\+" + _BUILD_LABEL + ")")
+
+
+def label_backend(version: Optional[str]) -> Optional[str]:
+    """The build a version's local label names (``0.16.0+cu121`` → ``cu121``); ``None`` without one."""
+    return variant_of(version, None, None) if re.match(_BUILD_LABEL, local_label(version)) else None
+
+
+def stated_backend(text: str) -> Optional[str]:
+    """The build a text states for torch: the label of its first labelled torch/torchvision/torchaudio
+    version (``cu121``, ``rocm6.2``, ``cpu``); ``None`` when it states none."""
+    m = _LABELLED_TORCH.search(text[:20000])
+    return label_backend(m.group(1)) if m else None
 
 
 def gpu_named_in(matrix: Matrix, arch: str, text: str) -> Optional[str]:
@@ -533,7 +573,14 @@ def _not_this_machine(ctx: Context, what: str, own: List[Any]) -> str:
 def _message_arch(ctx: Context) -> Optional[str]:
     """The GPU architecture the matched message names (``sm``, or ``cc_major``/``cc_minor``)."""
     cc = (ctx.groups.get("cc_major"), ctx.groups.get("cc_minor"))
-    return _plausible_sm(ctx.groups.get("sm") or (sm_of(cc) if all(cc) else None))
+    arch = _plausible_sm(ctx.groups.get("sm") or (sm_of(cc) if all(cc) else None))
+    return _gpu_arch(arch) if arch else arch
+
+
+def _gpu_arch(arch: str) -> str:
+    """The GPU architecture of a compile target: sm_90a (arch-specific) and sm_120f (family-specific) are
+    targets of sm_90 and sm_120 GPUs (cuda.toml ``targets``); any other architecture is itself."""
+    return re.sub(r"^(sm_\d+)[af]$", r"\1", arch)
 
 
 def _another_machines(ctx: Context, vendor: str = "") -> Optional[str]:
@@ -885,14 +932,18 @@ def conflict_fix(ctx: Context) -> str:
     """pip/uv cannot install two pins of torch at once (``dep`` pins ``need``): install the torch that
     ``dep`` pins with the companions plan pairs with it, or drop the other pin."""
     dep, dep_ver, need = ctx.groups.get("dep") or "", ctx.groups.get("depver") or "", ctx.groups.get("need") or ""
-    m = re.match(r"(torch(?:vision|audio)?)(?:\{[^}]*\})?==\s*([\w.]+)", need)
+    m = re.match(r"(torch(?:vision|audio)?)(?:\{[^}]*\})?==\s*([\w.+]+)", need)
     who = f"{dep} {dep_ver}".strip() or "the package that pins torch"
     if m and m.group(1) == "torch" and ctx.release(m.group(2)) is not None:
-        plan, _ = ctx.plan(torch=public_version(m.group(2)))
+        # the build the text asks for or has (``torch==2.1.0+cu121``, ``torchvision 0.16.0+cu121``, ``you have
+        # torch 2.4.0+cu121``) is the backend planned for: a CUDA message never gets a CPU build (breaker6 F2)
+        backend = label_backend(m.group(2)) or label_backend(dep_ver) or ctx.hints.get("backend") or "auto"
+        plan, _ = ctx.plan(torch=public_version(m.group(2)), backend=backend)
+        flag = "" if backend == "auto" else f" --backend {backend}"
         if plan is not None:
             return (f"Keep one torch for the whole install: either the torch {who} was built for, installed with the "
                     f"torchvision/torchaudio that pair with it — {ctx.install_command(plan, reinstall=False)} "
-                    f"(`envcheck plan --torch {plan.release.version}`) — and drop your own torch pin, or keep your torch "
+                    f"(`envcheck plan --torch {plan.release.version}{flag}`) — and drop your own torch pin, or keep your torch "
                     f"and install the {dep or 'package'} release built for it.")
     return (f"Keep one torch for the whole install: drop your own torch/torchvision/torchaudio pins and let {who} bring "
             f"the torch it needs, or install the {dep or 'package'} release built for your torch; `envcheck plan --torch X.Y` "
@@ -904,14 +955,12 @@ def nvcc_arch_desc(ctx: Context) -> str:
     """What the matrix knows of the architecture nvcc (or Triton's ptxas) refused: its GPUs and the CUDA
     releases that target it."""
     arch = ctx.groups.get("arch") or ctx.groups.get("sm") or ""
-    digits = arch.split("_", 1)[-1]
-    if not digits.isdigit():
+    m = _ARCH_FORM.fullmatch(arch)
+    if m is None or m.group("gfx"):
         return (f"the architecture list handed to nvcc is garbled (`{arch}`): TORCH_CUDA_ARCH_LIST or the build's own "
                 "detection produced no GPU number (no GPU visible while building, or a Windows shell that did not "
                 "expand the variable)")
-    row = ctx.matrix.nv_arch(f"sm_{digits}")
-    if row is None:
-        _unknown_nv_arch(ctx, arch, digits)
+    row = ctx.matrix.nv_arch(f"sm_{m.group('num')}")  # compute_90a is sm_90's arch-specific target (render checked it)
     if row is None or not row.first_cuda:
         return f"{arch} is not an architecture envcheck has CUDA releases on record for"
     span = f"CUDA {row.first_cuda} through {row.last_cuda}" if row.last_cuda else f"CUDA {row.first_cuda} and later"
@@ -919,26 +968,56 @@ def nvcc_arch_desc(ctx: Context) -> str:
             f"{span} only")
 
 
-def _unknown_nv_arch(ctx: Context, arch: str, digits: str) -> None:
-    """An NVIDIA architecture without a row, decided with the data (every architecture up to the newest
-    is on record): past the newest it is one the data is too old to know; below, it is no architecture.
+#: an architecture as messages write one: ``sm_90``/``compute_90`` with an optional ``a``/``f`` target suffix
+#: (``sm_90a``, ``compute_120f``), or an AMD LLVM target ``gfx`` + major, minor and stepping (``gfx90a``, ``gfx1100``)
+_ARCH_FORM = re.compile(r"(?P<vendor>sm|compute)_(?P<num>[0-9]{1,6})(?P<suffix>[af]?)|(?P<gfx>gfx)(?P<major>[0-9]{1,3})"
+                        r"(?P<minor>[0-9a-f])(?P<step>[0-9a-f])")
+
+
+def _arch_order(arch: str) -> Tuple[int, int, int]:
+    """Where an architecture sits in its vendor's numbering: sm_121 → (12, 1, 0), gfx90a → (9, 0, 10)."""
+    m = _ARCH_FORM.fullmatch(arch)
+    if m is None:
+        return (-1, 0, 0)
+    if m.group("gfx"):
+        return int(m.group("major")), int(m.group("minor"), 16), int(m.group("step"), 16)
+    num = m.group("num")
+    return int(num[:-1] or 0), int(num[-1]), 0
+
+
+def check_arch(matrix: Matrix, arch: str) -> None:
+    """Decide an architecture a message names with the data: every architecture up to the newest of its
+    vendor is on record (NVIDIA: cuda.toml [[arch]] and the GPU rows; AMD: the GPU rows, gpu-chips.toml
+    and the builds' gfx lists). Text that is no architecture at all is left to the family's helpers.
 
     Raises:
-        Unknown: newer than every architecture on record (``sm_999`` while the newest is sm_121).
-        Garbled: none of the architectures up to the newest (``sm_85``).
+        Unknown: newer than every architecture of its vendor on record (``sm_999``, ``gfx9999``).
+        Garbled: none of those up to the newest (``sm_85``, ``gfx000``), or a target suffix the arch does
+            not have (cuda.toml ``targets``: ``sm_90a`` is one, ``sm_86a`` is not).
     """
-    def cc(d: str) -> Tuple[int, int]:  # "121" → (12, 1): compute capability 12.1
-        return int(d[:-1] or 0), int(d[-1])
-
-    known = [a for a in ctx.matrix.known_archs("nvidia") if re.fullmatch(r"sm_\d{2,3}", a)]
-    if digits in {a[3:] for a in known} or not known:
+    m = _ARCH_FORM.fullmatch(arch)
+    if m is None:
         return
-    newest = max(known, key=lambda a: cc(a[3:]))
-    if cc(digits) > cc(newest[3:]):
-        raise Unknown(f"{arch} is newer than every NVIDIA architecture on record (the newest is {newest}, "
-                      "matrices/cuda.toml [[arch]])")
-    raise Garbled(f"{arch!r} is no NVIDIA architecture: envcheck's data knows every one up to {newest} "
-                  f"(matrices/cuda.toml [[arch]]), and {arch} is none of them")
+    amd = bool(m.group("gfx"))
+    who, files = ("AMD", "matrices/gpus-amd.toml, gpu-chips.toml and the builds' gfx lists") if amd \
+        else ("NVIDIA", "matrices/cuda.toml [[arch]]")
+    base = arch if amd else f"sm_{m.group('num')}"
+    known = [a for a in matrix.known_archs("amd" if amd else "nvidia")
+             if _ARCH_FORM.fullmatch(a) and (amd or not a.endswith(("a", "f")))]
+    if not known:
+        return
+    if base not in known:
+        newest = max(known, key=_arch_order)
+        if _arch_order(base) > _arch_order(newest):
+            raise Unknown(f"{arch} is newer than every {who} architecture on record (the newest is {newest}, {files})")
+        raise Garbled(f"{arch!r} is no {who} architecture: envcheck's data knows every one up to {newest} "
+                      f"({files}), and {base} is none of them")
+    if m.group("suffix"):
+        row = matrix.nv_arch(base)
+        targets = row.targets if row is not None else ()
+        if f"{base}{m.group('suffix')}" not in targets:
+            raise Garbled(f"{arch!r} is no NVIDIA target: {base}'s suffixed targets on record are "
+                          f"{', '.join(targets) or 'none'} (matrices/cuda.toml [[arch]] targets)")
 
 
 @helper
@@ -979,7 +1058,7 @@ def companion_fix(ctx: Context) -> str:
     rel = public_version(want) if want else public_version(ctx.facts.torch_version)
     plan = None
     if rel and ctx.release(rel):
-        plan, _ = ctx.plan(torch=rel, backend=ctx.variant or "auto")
+        plan, _ = ctx.plan(torch=rel, backend=ctx.variant or ctx.hints.get("backend") or "auto")
         if plan is None:
             plan, _ = ctx.plan(torch=rel)
     loaded = ctx.facts.torch_version
