@@ -303,6 +303,13 @@ class Matrix:
         same = [t for t in self.toolkits if vkey(t.version).release[:2] == mm]
         return same[0] if same else None
 
+    def first_toolkit(self, cuda: str) -> Optional[m.Toolkit]:
+        """The first toolkit row of ``cuda``'s major.minor (``"13.0.2"`` -> the 13.0 GA row): its driver is
+        the first to support that CUDA major.minor, which is all a driver's and a runtime's CUDA version
+        encode (``1000*major + 10*minor``), so it fully supports every update of that minor (cuda.toml)."""
+        mm = vkey(cuda).release[:2]
+        return next((t for t in self.toolkits if vkey(t.version).release[:2] == mm), None)
+
     def cuda_for_driver(self, driver: str, windows: bool) -> Optional[str]:
         """The newest CUDA (``"12.8"``) whose toolkit driver (cuda.toml, the Linux or Windows column)
         ``driver`` reaches: the CUDA the driver fully supports, as far as the rows say."""

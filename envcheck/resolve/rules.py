@@ -394,10 +394,13 @@ def driver_floors(c: Candidate, ctx: Context) -> Tuple[Optional[str], Optional[s
 
 
 def cuda_driver_floors(matrix: Matrix, cuda: str, windows: bool) -> Tuple[Optional[str], Optional[str]]:
-    """(toolkit driver, minor-version-compatibility floor) for CUDA ``cuda`` (``"12.8.0"`` or
+    """(full-support driver, minor-version-compatibility floor) for CUDA ``cuda`` (``"12.8.1"`` or
     ``"12.8"``) on a Linux or Windows driver (WSL uses the Windows one); ``None`` where the
-    matrix (cuda.toml) has no row. Shared by the resolver and ``envcheck verify``."""
-    tk = matrix.toolkit(cuda) if cuda else None
+    matrix (cuda.toml) has no row. Full support starts at the first driver of the build's CUDA
+    major.minor (its GA toolkit driver, :meth:`Matrix.first_toolkit`), not at the driver an update
+    release bundles: minor-version compatibility is for a driver of an older major.minor (cuda.toml).
+    Shared by the resolver and ``envcheck verify``."""
+    tk = matrix.first_toolkit(cuda) if cuda else None
     fam = matrix.family(cuda) if cuda else None
     full = (tk.driver_windows if windows else tk.driver_linux) if tk else None
     floor = (fam.floor_windows if windows else fam.floor_linux) if fam else None
@@ -542,8 +545,8 @@ def check_driver(c: Candidate, ctx: Context) -> None:
         c.note(driver="full")
     elif floor and vkey(drv) >= vkey(floor):
         c.note(driver="minor")
-        c.add("driver", f"{side} driver {drv} is older than {full}, the CUDA {b.cuda} toolkit driver; "
-                        f"it runs this build under CUDA {major}.x minor-version compatibility "
+        c.add("driver", f"{side} driver {drv} is older than {full}, the first CUDA {cuda_mm} driver; "
+                        f"it runs this CUDA {b.cuda} build under CUDA {major}.x minor-version compatibility "
                         f"(≥ {floor}): limited features, no PTX JIT", "warning")
     else:
         c.note(driver="fail")

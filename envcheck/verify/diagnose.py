@@ -454,12 +454,12 @@ class _Judge:
         have = f"{side} driver {drv}" if drv else f"a driver that supports CUDA ≤ {mx}"
         if drv and (full or floor):
             if full and vkey(drv) >= vkey(full):
-                return Check("driver", "pass", detail=f"{have} ≥ {full}, the CUDA {cuda} toolkit driver")
+                return Check("driver", "pass", detail=f"{have} ≥ {full}: full CUDA {cuda} support")
             if full is None and floor and vkey(drv) >= vkey(floor):
                 return Check("driver", "pass", detail=f"{have} ≥ {floor} (CUDA {cuda.split('.')[0]}.x driver floor)")
             if floor and vkey(drv) >= vkey(floor):
                 return Check("driver", "warn",
-                             detail=f"{have} is older than {full}, the CUDA {cuda} toolkit driver; it runs this "
+                             detail=f"{have} is older than {full}, the first CUDA {'.'.join(cuda.split('.')[:2])} driver; it runs this "
                                     f"build under minor-version compatibility (≥ {floor}): no PTX JIT, limited features",
                              fix=ctx.full_support_fix(cuda, full))
         elif mx:

@@ -721,7 +721,7 @@ def driver_fix(ctx: Context) -> str:
                          f"CUDA {cuda} then runs under minor-version compatibility)")
         elif full or floor:
             extra = f"; ≥ {floor} runs it under minor-version compatibility" if floor and floor != full else ""
-            parts.append(f"Upgrade the NVIDIA driver to ≥ {full or floor} (the CUDA {cuda} toolkit driver{extra})")
+            parts.append(f"Upgrade the NVIDIA driver to ≥ {full or floor} (full CUDA {cuda} support{extra})")
     if not parts:
         from envcheck.resolve.rules import gpu_driver_bounds
 
