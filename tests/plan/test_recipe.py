@@ -419,10 +419,10 @@ def test_system_step_follows_the_distribution(matrix, tmp_path, name, key):
 def test_driver_step_compares_the_version_it_names(matrix, tmp_path, reported, passes):
     """The driver step's check was `nvidia-smi`: any driver passed it as done. nvidia-smi is replayed
     (the one fake: a GPU) answering --query-gpu=driver_version with a recorded version; the step
-    passes only at or above the floor it names (560.35.05 for this cu126 plan)."""
+    passes only at or above the floor it names (560.28.03, the CUDA 12.6 GA driver, for this cu126 plan)."""
     p = _plan(matrix, MACHINES["rtx4090-linux"])
     floor = p.driver["full"]
-    assert floor == "560.35.05", p.driver
+    assert floor == "560.28.03", p.driver
     reported = floor if reported == "floor" else reported
     bindir = tmp_path / "bin"
     bindir.mkdir()

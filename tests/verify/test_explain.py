@@ -117,14 +117,21 @@ def test_the_arch_list_in_the_message_is_a_fact(cli):
 
 
 def test_a_driver_below_full_support_is_enough_only_under_minor_version_compat(cli):
-    """newcomer M6: for an RTX 5090 (sm_120) and driver 570.86.10 the picked build needs ≥ 570.124.06 for
-    full support (CUDA 12.8 Update 1's toolkit driver); 570.86.10 runs it only under minor-version
-    compatibility, and no floor below R570 may be shown (a 525 driver drives no Blackwell GPU)."""
+    """newcomer M6: no floor below R570 may be shown for an RTX 5090 (sm_120; a 525 driver drives no
+    Blackwell GPU). 570.86.10, sm_120's first driver, reports CUDA 12.8, so the cu128 build it picks
+    runs with full support (newcomer6 #2: 12.8 GA's driver is 570.26; 570.124.06 is only what 12.8
+    Update 1 bundles). A driver older than the picked build's CUDA (550.54.14 = CUDA 12.4 for a cu126
+    build, whose first driver is 12.6 GA's 560.28.03) is enough only under minor-version compatibility."""
     text = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."
     r = cli(["explain", "--json", "--no-probe", "--driver", "570.86.10", text])
     (f,) = [f for f in r.json()["findings"] if f["rule"] == "arch-not-compatible"]
     assert "525.60.13" not in f["fix"], f["fix"]
+    assert "this driver (570.86.10) is enough." in f["fix"], f["fix"]
+    text = "NVIDIA GeForce RTX 4090 with CUDA capability sm_89 is not compatible with the current PyTorch installation."
+    r = cli(["explain", "--json", "--no-probe", "--driver", "550.54.14", text])
+    (f,) = [f for f in r.json()["findings"] if f["rule"] == "arch-not-compatible"]
     assert "is enough only under minor-version compatibility" in f["fix"], f["fix"]
+    assert "full support from 560.28.03" in f["fix"], f["fix"]
 
 
 def test_the_headline_is_the_pasted_line_not_a_fragment(cli):
