@@ -137,8 +137,10 @@ def render_environment(plan: Plan) -> str:
     """``environment.yml``: conda-forge's newest ``pytorch`` this machine runs, pinned to a CUDA build
     string with its ``cuda-version`` (resolved on conda-forge's own terms, :mod:`envcheck.resolve.conda`);
     a ``pip:`` section only where conda-forge has nothing for the GPU (ROCm, AMD on WSL, XPU), said
-    in the file. Never the ended ``-c pytorch`` channel.
+    in the file. Never the ended ``-c pytorch`` channel. The driver it asks for is its own build's
+    (:meth:`Plan.conda_plan`), not the pip plan's.
     """
+    plan = plan.conda_plan()
     b = plan.build
     notes = [comment_block(plan), *conda_notes(plan)]
     steps = ("\n# With conda, the [python] and [install] steps are `conda env create -f environment.yml`"

@@ -80,7 +80,9 @@ def pixi_document(plan: Plan) -> Dict[str, Any]:
 
 
 def render_pixi(plan: Plan) -> str:
-    """``pixi.toml`` text: ``pixi install`` in its folder (``pixi run python -c 'import torch'``)."""
+    """``pixi.toml`` text: ``pixi install`` in its folder (``pixi run python -c 'import torch'``); the driver
+    it asks for is its own build's (:meth:`Plan.conda_plan`), not the pip plan's."""
+    plan = plan.conda_plan()
     head = [f"# {title(plan)}",
             f"# Written by envcheck {version()} (`envcheck plan --format pixi`). Install: pixi install",
             *conda_notes(plan)]

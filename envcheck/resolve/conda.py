@@ -22,12 +22,12 @@ from __future__ import annotations
 
 
 
-from envcheck.record import record
+from envcheck.record import field, record
 from envcheck.matrix.model import CondaForgeRow, vkey
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import List, Optional, Tuple
+    from typing import Dict, List, Optional, Tuple
 
 __all__ = ["CondaChoice", "choose_conda", "select_specs"]
 
@@ -43,6 +43,12 @@ class CondaChoice:
     python: str
     why: str
     assumptions: Tuple[str, ...] = ()
+    # the NVIDIA driver this build needs, in the pip plan's shape (``{"vendor", "side", "full", "floor"}``,
+    # :func:`conda_driver`), and the caveat when the machine's driver runs it only under minor-version
+    # compatibility: environment.yml's and pixi.toml's driver step read these, not the pip plan's
+    driver: Dict[str, str] = field(default_factory=dict, hash=False)
+    driver_caveat: str = ""
+    driver_floor_for: str = ""  # the GPU architectures whose first driver is driver["floor"] (rules.floor_from_gpus)
 
 
 def _runs(matrix, machine, cv: str) -> Tuple[bool, str]:
@@ -60,6 +66,32 @@ def _runs(matrix, machine, cv: str) -> Tuple[bool, str]:
         ok = vkey(machine.cuda_driver_max).release[0] >= vkey(cv).release[0]
         return ok, f"the driver's CUDA {machine.cuda_driver_max} (cuda-version's __cuda >= major gate)"
     return True, "driver not given: assumed to run it (give --driver to check)"
+
+
+def conda_driver(matrix, machine, cv: str) -> Tuple[Dict[str, str], str, str]:
+    """(driver, caveat, the GPUs the floor is from) for a ``cuda-version`` ``cv`` build on ``machine``: the driver range the resolver's
+    rule gives CUDA ``cv`` on these GPUs (:func:`envcheck.resolve.rules.driver_range`: full support from
+    the first CUDA ``cv`` driver, the family floor under minor-version compatibility), and the caveat
+    when the machine's driver is below full support. None on a Jetson: its driver is its JetPack's, as
+    the resolver's check_driver says."""
+    from envcheck.resolve.rules import driver_range, floor_from_gpus
+
+    if getattr(machine, "tegra", False):
+        return {}, "", ""
+    windows = machine.os == "windows" or machine.wsl
+    gpus = machine.gpus_of("nvidia")
+    full, floor, _ = driver_range(matrix, cv, windows, gpus)
+    floor_for = floor_from_gpus(matrix, cv, windows, gpus)
+    side = "windows" if windows else "linux"
+    driver = {k: v for k, v in (("vendor", "nvidia"), ("side", side), ("full", full), ("floor", floor)) if v}
+    drv, mx = machine.nvidia_driver, machine.cuda_driver_max
+    below = (drv and full and vkey(drv) < vkey(full)) or (not drv and mx and vkey(mx) < vkey(cv))
+    if not below or not floor:
+        return driver, "", floor_for
+    have = f"{side.capitalize()} driver {drv}" if drv else f"the driver (CUDA ≤ {mx})"
+    older = f" is older than {full}, the first CUDA {cv} driver;" if drv else ""
+    return driver, (f"{have}{older} it runs cuda-version {cv} under CUDA {cv.split('.')[0]}.x minor-version "
+                    f"compatibility (≥ {floor}): limited features, no PTX JIT"), floor_for
 
 
 def _targets(matrix, machine, cv: str) -> bool:
@@ -121,8 +153,9 @@ def choose_conda(matrix, machine, request, backend: str, python: str, prefer: st
                 cv, basis = fits[0]
                 assume = ("conda-forge lists no kernel architectures per build: assumed every architecture "
                           f"CUDA {cv} targets",)
+                driver, caveat, floor_for = conda_driver(matrix, machine, cv)
                 best = CondaChoice(row, version, cv, py, f"the newest conda-forge pytorch with a CUDA build this "
-                                   f"machine runs: cuda-version {cv} ({basis})", assume)
+                                   f"machine runs: cuda-version {cv} ({basis})", assume, driver, caveat, floor_for)
     if best is None:
         if python.endswith("t") and not any(python in r.python for r in rows):
             why = (f"conda-forge has no free-threaded (Python {python}) build of pytorch (matrices/conda.toml); "

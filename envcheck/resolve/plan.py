@@ -123,6 +123,9 @@ class Plan:
     steps: List[Step] = field(default_factory=list)
     driver: Dict[str, str] = field(default_factory=dict)
     driver_floor_for: str = ""  # the GPU architectures whose first driver is driver["floor"] (rules.floor_from_gpus)
+    # why the machine's driver runs the build only under minor-version compatibility (the resolver's driver
+    # warning), "" when it does not: the recipe's driver step then asks for the floor and says why
+    driver_caveat: str = ""
     conda: Optional[CondaChoice] = None  # conda-forge on its own terms (envcheck.resolve.conda)
     conda_reason: str = ""  # why there is none (ROCm, XPU…): the environment uses pip inside conda
     # match specs the environment names beside pytorch (conda.toml [[conda_select]]): python-freethreading,
@@ -148,6 +151,22 @@ class Plan:
     # the Pythons every pinned wheel has on the machine's platform (rules.wheel_pythons): the range an
     # install file states (uv's requires-python) never reaches past them
     wheel_pythons: Tuple[str, ...] = ()
+    # builds the recipe of a plan (recipe.build_recipe with the matrix and this request): conda_plan's
+    recipe_of: Optional[Callable[[Plan], List[RecipeStep]]] = field(default=None, repr=False, compare=False)
+
+    def conda_plan(self) -> Plan:
+        """This plan as environment.yml and pixi.toml install it: conda-forge's own build (:attr:`conda`)
+        needs the driver of ITS cuda-version, so the driver and the recipe's driver step are the conda
+        choice's (newcomer6 #3); the plan itself where torch comes from pip or no driver applies."""
+        choice = self.conda
+        if choice is None or not choice.driver or self.recipe_of is None:
+            return self
+        from envcheck.record import replace
+
+        view = replace(self, driver=dict(choice.driver), driver_caveat=choice.driver_caveat,
+                       driver_floor_for=choice.driver_floor_for)
+        view.recipe = self.recipe_of(view)
+        return view
 
     def python_span(self) -> Tuple[str, str]:
         """(lowest, highest) Python of the unbroken run every pinned wheel has around the planned one
@@ -297,6 +316,14 @@ class Plan:
             numpy=self.range_requirements()[0] if "numpy" in self.requires else None,
         )
 
+def _driver_caveat(c: Candidate) -> str:
+    """The resolver's reason when it accepted the driver under minor-version compatibility only (its
+    driver warning: one answer), ``""`` when the driver gives full support or is not known."""
+    if c.fit.driver != "minor":
+        return ""
+    return next((w.message for w in c.warnings if w.code == "driver"), "CUDA minor-version compatibility")
+
+
 def image_python(matrix: Matrix, row: BaseImage) -> Optional[str]:
     """The one Python an image ships (its distribution's python3, platforms.toml), or ``None`` when the
     row serves more than one (its tag names the Python, or uv installs it)."""
@@ -440,6 +467,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
         steps=steps,
         driver=driver,
         driver_floor_for=floor_for,
+        driver_caveat=_driver_caveat(c),
         conda=conda[0],
         conda_reason=conda[1],
         conda_select=select_specs(matrix, res.machine, conda[0], python),
@@ -456,6 +484,7 @@ def make_plan(res: Resolution, matrix: Matrix, mirrors: Sequence[Tuple[str, str]
     from envcheck.resolve.recipe import build_recipe
 
     plan.recipe = build_recipe(plan, matrix, res.request.compile, steps)
+    plan.recipe_of = lambda p: build_recipe(p, matrix, res.request.compile, steps)
     if res.machine.os != "linux":  # a Dockerfile is a Linux container: its own plan, made when asked for
         from envcheck.resolve.container import container_plan
 

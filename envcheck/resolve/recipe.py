@@ -161,8 +161,9 @@ def placeholders(plan: Plan, matrix: Matrix) -> Dict[str, str]:
 def _minor_compat(plan: Plan) -> bool:
     """Whether the resolver accepted the machine's driver under minor-version compatibility only
     (older than the build's toolkit driver, at least the floor): the recipe then asks for the floor
-    it accepted, never the toolkit driver (newcomer4 F1: install.sh refused the planned machine)."""
-    return plan.candidate.fit.driver == "minor" and bool(plan.driver.get("floor"))
+    it accepted, never the toolkit driver (newcomer4 F1: install.sh refused the planned machine).
+    ``plan.driver_caveat`` says so: the resolver's warning, or the conda choice's (Plan.conda_plan)."""
+    return bool(plan.driver_caveat) and bool(plan.driver.get("floor"))
 
 
 def _driver_check(plan: Plan) -> str:
@@ -181,8 +182,7 @@ def _driver_min(plan: Plan) -> str:
         return (f"{d.get('floor')} on the R{d['last_branch']} branch (stay on {d['last_branch']}.xx: "
                 "later branches no longer drive this GPU)")
     if _minor_compat(plan):
-        why = next((w.message for w in plan.candidate.warnings if w.code == "driver"), "")
-        return f"{d['floor']} ({why})" if why else f"{d['floor']} (CUDA minor-version compatibility)"
+        return f"{d['floor']} ({plan.driver_caveat})"
     return d.get("full") or d.get("floor") or "(the newest)"
 
 
