@@ -413,13 +413,14 @@ def _gpu_for_arch(ctx: Context, arch: str):
     return GpuDevice(vendor, known[0].name if known else arch, arch)
 
 
-def _machine_plan(ctx: Context, gpus: Optional[List[Any]] = None) -> Tuple[Any, Any]:
+def _machine_plan(ctx: Context, gpus: Optional[List[Any]] = None, **overrides: Any) -> Tuple[Any, Any]:
     """``plan``'s answer for this machine — or, when ``gpus`` names a GPU the machine is not known
-    to have (the one an error message names), for this machine with that GPU."""
+    to have (the one an error message names), for this machine with that GPU; ``overrides``: other
+    machine facts (``python=None``: for any Python)."""
     here = {(g.vendor, g.arch) for g in ctx.gpus()}
     if gpus is None or {(g.vendor, g.arch) for g in gpus} <= here:
-        return ctx.plan()
-    return ctx.plan(gpus=gpus)
+        return ctx.plan(**overrides)
+    return ctx.plan(gpus=gpus, **overrides)
 
 
 def driver_table(ctx: Context, res: Any) -> str:
@@ -632,13 +633,24 @@ def _arch_fix(ctx: Context, compiler: bool, vendor: str = "") -> str:
                   for row in [ctx.matrix.nv_arch(g.arch)] if row is not None and row.first_cuda]
         floor = max(firsts, key=vkey) if firsts else None
     first = ctx.earliest(res, with_code=True, cuda_floor=floor)
+    # the first release with code for the GPU on ANY Python: the resolver's answer without this machine's
+    # Python (newcomer6 #5: on Python 3.11 it was 1.13.0, while 1.12.1's sm_60 cubins run on sm_61)
+    first_any = ctx.earliest(_machine_plan(ctx, gpus, python=None)[1], with_code=True, cuda_floor=floor) \
+        if ctx.python else first
     tail = ""
-    if first is not None and first.release.version != plan.release.version:
+    if first_any is not None and first_any.release.version != plan.release.version:
         # a lower bound for someone held to an older torch, not a second answer (newcomer4 #10: "the first
         # release … is torch 1.8.0" read as if 1.8.0 were needed, and it has no wheel for today's Pythons)
         what = f"whose CUDA ({floor} or newer) compiles for {names}" if floor else f"with code for {names}"
-        tail = (f" Held to an older torch? The first release {what} is {name_of(first)}"
-                + ("" if ctx.python else " (for the Pythons it has wheels for)") + "; an older one is not.")
+        here = ""
+        if first is not None and first.release.version != first_any.release.version:
+            here = f"; with this machine's Python {ctx.python}, {name_of(first)}"
+        elif first is None and ctx.python:
+            here = f"; none has a wheel for this machine's Python {ctx.python}"
+        tail = (f" Held to an older torch? The first release {what} is {name_of(first_any)}"
+                + (f" (e.g. on Python {first_any.python})" if ctx.python and here else
+                   "" if ctx.python else " (for the Pythons it has wheels for)")
+                + f"{here}; an older one is not.")
     drv = plan.driver or {}
     need = ""
     if all(g.vendor == "nvidia" for g in gpus) and not ctx.nvidia_driver and not ctx.cuda_driver_max:
