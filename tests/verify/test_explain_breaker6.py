@@ -107,3 +107,21 @@ def test_every_family_reading_an_architecture_decides_it_with_the_data(message, 
         assert "newer than every" in finding["cause"] and "envcheck matrix update" in finding["fix"]
     if word is None:
         assert "garbled" not in text and "not an NVIDIA architecture envcheck knows" not in text, text
+
+
+# F9: pip-no-torch-distribution is about torch, torchvision and torchaudio as pip names them, not every
+# package whose name starts with "torch" (breaker6 F9: torch-geometric, torchtext were "no torch wheel").
+@pytest.mark.parametrize("name", ["torch-geometric", "torchtext==0.18", "torchdata", "torch_scatter",
+                                  "torch-directml", "torchmetrics>=1.0"])
+def test_no_torch_wheel_is_not_claimed_for_a_package_named_like_torch(name):
+    r = run_cli(["explain", "--no-probe", "--json", "--", f"ERROR: No matching distribution found for {name}"])
+    findings = json.loads(r.out)["findings"]
+    assert "pip-no-torch-distribution" not in [f["rule"] for f in findings], findings
+
+
+@pytest.mark.parametrize("name", ["torch", "torch==2.1.0+cu121", "torchvision==0.16.0", "torchaudio", "torch>=2.0,<3",
+                                  "torch."])
+def test_no_torch_wheel_still_reads_torch_itself(name):
+    code, finding = _finding(f"ERROR: No matching distribution found for {name}")
+    assert finding["rule"] == "pip-no-torch-distribution", finding
+    assert code == 0
