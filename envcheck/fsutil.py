@@ -274,6 +274,19 @@ def _temp_beside(path: str, data: bytes, mode: Optional[int] = None) -> str:
     return tmp
 
 
+def utf8_safe(text: str) -> str:
+    """``text`` with each character UTF-8 cannot carry (a lone surrogate, as ``json.loads`` accepts from
+    ``"\\udc80"`` in a node report's host id) as ``?``: one rule for every output envcheck writes, the
+    files (:func:`encoded`) and the formats that would otherwise escape it into something invalid
+    (JUnit XML's ``&#56448;``) — breaker6 F5: `fleet merge --prometheus` failed with a traceback."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def encoded(text: Union[str, bytes]) -> bytes:
+    """The bytes an output file holds for ``text``: UTF-8 of :func:`utf8_safe`; bytes as they are."""
+    return text.encode("utf-8", "replace") if isinstance(text, str) else text
+
+
 def write_file(path: PathLike, text: Union[str, bytes], force: bool = False, flag: str = "-o",
                mkdir: bool = True) -> str:
     """Write one file atomically; never replace anything but a regular file, and that only with
@@ -286,7 +299,7 @@ def write_file(path: PathLike, text: Union[str, bytes], force: bool = False, fla
             half-written is left).
     """
     path = check_target(path, force, flag)
-    data = text.encode("utf-8") if isinstance(text, str) else text
+    data = encoded(text)
     try:
         with _signals_raise(), _empty_folders_go(_parents(path)[0]):
             _write_file(path, data, force, flag, mkdir)
@@ -306,7 +319,7 @@ def write_files(outputs: Sequence[Tuple[PathLike, Union[str, bytes], str]], forc
     Raises:
         UsageError / OutputExistsError: as :func:`write_file`; nothing is changed.
     """
-    targets = [(check_target(p, force, flag), t.encode("utf-8") if isinstance(t, str) else t, flag)
+    targets = [(check_target(p, force, flag), encoded(t), flag)
                for p, t, flag in outputs]
     staged: List[str] = []
     placed: List[Tuple[str, str, Optional[str]]] = []  # a target (maybe) in place, its temp file, what it replaced
@@ -753,8 +766,8 @@ def _same_content(path: str, data: bytes) -> bool:
 
 def _commit(d: str, files: Mapping[str, Union[str, bytes]], force: bool, flag: str, hook) -> None:
     if force:  # a file that already holds its new bytes is left as it is: no copy, rename or fsync
-        encoded = {n: t.encode("utf-8") if isinstance(t, str) else t for n, t in files.items()}
-        files = {n: b for n, b in encoded.items() if not _same_content(os.path.join(d, n), b)}
+        as_bytes = {n: encoded(t) for n, t in files.items()}
+        files = {n: b for n, b in as_bytes.items() if not _same_content(os.path.join(d, n), b)}
         if not files:
             return
     if len(files) == 1:  # one rename is all or nothing by itself: no transaction folder or journal
@@ -762,7 +775,7 @@ def _commit(d: str, files: Mapping[str, Union[str, bytes]], force: bool, flag: s
         if hook:
             hook(0, name)
         with _signals_raise():
-            _write_file(os.path.join(d, name), text.encode("utf-8") if isinstance(text, str) else text, force, flag, mkdir=False)
+            _write_file(os.path.join(d, name), encoded(text), force, flag, mkdir=False)
             _fsync_dir(d)
         return
     txn = _mkdtemp(d, TXN_PREFIX)
@@ -774,7 +787,7 @@ def _commit(d: str, files: Mapping[str, Union[str, bytes]], force: bool, flag: s
             os.mkdir(new_dir)
             os.mkdir(old_dir)
             for name, text in files.items():
-                data = text.encode("utf-8") if isinstance(text, str) else text
+                data = encoded(text)
                 target, staged, backup = os.path.join(d, name), os.path.join(new_dir, name), os.path.join(old_dir, name)
                 mode = None
                 with contextlib.suppress(OSError):

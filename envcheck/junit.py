@@ -48,8 +48,11 @@ class Suite:
 
 
 def _clean(text: str) -> str:
-    """XML 1.0 cannot carry most control characters (a check's stderr may have them): drop them."""
-    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)
+    """XML 1.0 cannot carry most control characters (a check's stderr may have them): drop them; nor
+    a lone surrogate (a host id read from a report): ``?``, as in every output (:func:`fsutil.utf8_safe`)."""
+    from envcheck.fsutil import utf8_safe
+
+    return utf8_safe("".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20))
 
 
 def junit_text(suites: Iterable[Suite]) -> str:

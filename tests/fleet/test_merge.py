@@ -504,3 +504,27 @@ def test_the_text_output_never_cuts_a_fix(tmp_path, case_reports):
     text = " ".join(run_cli(["fleet", "merge", str(d)]).out.split())  # rich folds long lines at spaces
     for fix in fixes:
         assert " ".join(fix.split()) in text
+
+
+def test_a_host_id_with_a_lone_surrogate_is_written_to_every_output(tmp_path, case_reports):
+    """breaker6 F5: a node report whose host id holds a lone surrogate escape (`"id": "node\\udc80"`, which
+    json.loads accepts) made `fleet merge --prometheus` end in a UnicodeEncodeError traceback. Every output
+    is written with one rule (fsutil.encoded): UTF-8, the character that cannot be encoded as `?`."""
+    from junitparser import JUnitXml
+
+    def odd_id(doc):
+        doc["host"]["id"] = "gpu004\udc80"
+
+    d = write_fleet(tmp_path / "f", _baseline(case_reports, "C16"), odd_id)
+    out = {flag: tmp_path / name for flag, name in (("--save", "m.json"), ("--junit", "m.xml"), ("--prometheus", "m.prom"))}
+    alone = run_cli(["fleet", "merge", str(d)])
+    for flags in ([("--prometheus",)], [("--save",), ("--junit",), ("--prometheus",)]):
+        for p in out.values():
+            p.unlink(missing_ok=True)
+        argv = [x for (flag,) in flags for x in (flag, str(out[flag]))]
+        r = run_cli(["fleet", "merge", str(d), *argv])
+        assert r.code == alone.code and "Traceback" not in r.err, (r.code, r.err)
+        prom = out["--prometheus"].read_bytes().decode("utf-8")  # valid UTF-8 throughout
+        assert 'envcheck_node_pass{node="gpu004?"}' in prom, prom
+    assert json.loads(out["--save"].read_text(encoding="utf-8"))
+    assert any(s.name.startswith("gpu004") for s in JUnitXml.fromfile(str(out["--junit"])))
