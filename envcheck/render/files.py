@@ -196,6 +196,28 @@ def _lock_in_image(plan: Plan) -> str:
             f"RUN mkdir -p {IMAGE_LOCK_DIR} && printf '%s\\n' \\\n    {args} \\\n    > {IMAGE_LOCK_DIR}/{LOCK_NAME}")
 
 
+#: where a Dockerfile's setup comments say a recipe step is done: in the image, by its pip line, else outside it
+IN_IMAGE, BY_PIP = "by the base image / template below", "below (RUN pip install)"
+
+
+def _done_where(step: Any, wsl: bool) -> str:
+    """Where a Dockerfile is told a setup step happens, from the step's own data: ``container`` (False: the
+    host does it) and ``runs_in`` — a step the image cannot do is done on the host, and on WSL the
+    Windows host and the WSL2 guest are named apart (breaker6 F12: "inside the WSL guest … — on the host")."""
+    if step.kind == "install":
+        return BY_PIP
+    if step.kind != "host" and step.container and step.runs_in != "windows":
+        return IN_IMAGE
+    if wsl:
+        return "on the Windows host, not in the image" if step.runs_in == "windows" else "in the WSL2 guest, not in the image"
+    return "on the host"
+
+
+def _and_list(words: List[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+
+
 def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None, host: Optional[Plan] = None) -> str:
     """``Dockerfile`` from the template the base-image row names — always a Linux container: for a
     Windows or macOS plan, from its container plan (:func:`dockerfile_plan`), said in the file.
@@ -245,15 +267,17 @@ def render_dockerfile(plan: Plan, wheelhouse: Optional[str] = None, host: Option
             body = f"cd {IMAGE_LOCK_DIR} \\\n && {body}"
         post.append(f"# {s.marker}: {comment_text(s.title)}\nRUN {body}")
     env = [f"ENV {docker_env(k, v)}" for k, v in sorted({**img.env, **plan.env}.items())]
-    prereq = [f"# Host prerequisite: {comment_text(p)}" for p in img.prerequisites]
+    setup = [(s, _done_where(s, plan.machine.wsl)) for s in plan.recipe if s.kind in ("host", "system", "python", "install")]
+    outside = [s.marker for s, done in setup if done not in (IN_IMAGE, BY_PIP)]
+    # the image row's prerequisite names the steps outside the image from the recipe itself (breaker6 F12)
+    said = "the recipe's " + ("step " if len(outside) == 1 else "steps ") + _and_list(outside) + " below"
+    prereq = [f"# Host prerequisite: {comment_text(p.replace('{outside_steps}', said))}" for p in img.prerequisites
+              if outside or "{outside_steps}" not in p]
     drv = driver_line(plan)
     if drv:
         prereq.insert(0, f"# Host prerequisite: {comment_text(drv)}")
-    for s in plan.recipe:
-        if s.kind in ("host", "system", "python", "install"):
-            done = {"host": "on the host", "install": "below (RUN pip install)"}.get(
-                s.kind, "on the host" if not s.container or s.runs_in == "windows" else "by the base image / template below")
-            prereq.append("# " + comment_text(f"{s.marker}: {s.title} — {done}" + (f" ({s.url})" if s.url else "")))
+    for s, done in setup:
+        prereq.append("# " + comment_text(f"{s.marker}: {s.title} — {done}" + (f" ({s.url})" if s.url else "")))
     labels = {
         "org.opencontainers.image.title": f"torch {plan.pins['torch']}",
         "io.envcheck.torch": plan.pins["torch"],

@@ -66,3 +66,46 @@ def test_base_image_rows_name_no_recipe_command():
     for img in m.base_images:
         for p in img.prerequisites:
             assert not any(c in p for c in commands), (img.image, p)
+
+
+STEP_LINE = re.compile(r"^# (\[(?:host|system|python|install)\] [\w.-]+): .* — (.+?)(?: \(https?://[^)]*\))?$", re.M)
+OUTSIDE_NAMED = re.compile(r"the recipe's steps? (.+?) below")
+
+
+def _docker_cases():
+    out = []
+    for name, flags in sorted(PLAN_CASES.items()):
+        r = run_cli(["plan", "-q", *flags, "--format", "docker"])
+        if r.code == 0:  # a machine with no Docker base image (XPU, macOS…) has no Dockerfile to check
+            out.append(pytest.param(flags, r.out, id=name))
+    return out
+
+
+@pytest.mark.parametrize("flags,text", _docker_cases())
+def test_which_steps_run_outside_the_image_follows_the_recipe(flags, text):
+    """breaker6 F12: the AMD WSL Dockerfile said "the recipe's [host] and [system] steps below, done … (not
+    in the image)" and then listed a [system] step done by the image, and a step "inside the WSL guest"
+    as done "on the host". Over every golden machine with a Dockerfile: the steps a prerequisite names as
+    outside the image are exactly the steps listed as not done in the image, and where each is done
+    agrees with the step's own runs_in (`plan --json`)."""
+    where = dict(STEP_LINE.findall(text))
+    assert where, text[:2000]
+    outside = {m for m, w in where.items() if w not in ("by the base image / template below", "below (RUN pip install)")}
+    named = set()
+    for ln in (x for x in text.splitlines() if x.startswith("# Host prerequisite:")):
+        for said in OUTSIDE_NAMED.findall(ln):
+            named |= set(re.findall(r"\[\w+\] [\w.-]+", said))
+        assert not re.search(r"the recipe's \[", ln), ln  # steps by kind, not by name: the old wording
+    if named or any("not in the image" in ln for ln in text.splitlines() if ln.startswith("# Host prerequisite:")):
+        assert named == outside, (named, outside)
+    steps = run_cli(["plan", *flags, "--json"]).json()["chosen"]["steps"]
+    wsl = "--wsl" in flags
+    for s in steps:
+        marker = f"[{s['kind']}] {s['key']}"
+        if marker not in outside:
+            continue
+        if s["runs_in"] == "windows" or wsl:
+            want = "Windows host" if s["runs_in"] == "windows" else "WSL2 guest"
+            assert want in where[marker], (marker, where[marker])
+        else:
+            assert where[marker] == "on the host", (marker, where[marker])
