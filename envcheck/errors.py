@@ -17,6 +17,10 @@ the exception and its message.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Sequence
+
 
 class EnvcheckError(Exception):
     """Base class: a failure to report to the user as a message, never as a traceback."""
@@ -38,9 +42,13 @@ class UnknownGpuError(UsageError):
         suggestions: close matches (canonical GPU names), best first.
     """
 
-    def __init__(self, query: str, suggestions: list[str], generic: bool = False):
+    def __init__(self, query: str, suggestions: list[str], generic: bool = False, among: str = "",
+                 also: Sequence[str] = ()):
+        """``among``: the unquoted ``--gpu`` words ``query`` is part of (shown as given); ``also``: the
+        other words among them that name no GPU."""
         self.query = query
         self.suggestions = suggestions
+        self.generic = generic
         hint = ""
         if generic:  # "nvidia", "AMD Radeon(TM) Graphics" (what many Ryzen APUs report), "": no model in it
             hint = ("\n  no GPU model in it (a vendor or a generic graphics name is not one): give the model (RTX 4090), "
@@ -51,8 +59,13 @@ class UnknownGpuError(UsageError):
 
         first = query.split()[0] if query.split() else ""
         narrow = f"; `envcheck gpus {shlex.quote(first)}` narrows it down" if first else ""
+        where = ""
+        if among:  # unquoted words: say which of them are not understood, and how to quote
+            where = f" (in --gpu {among}" + "".join(f"; {a!r} is none either" for a in also) + ")"
+            hint += ("\n  unquoted words are read only as whole GPU names, and none is dropped: quote each GPU's "
+                     "name as one value: --gpu 'NAME A' --gpu 'NAME B' (or --gpu 'NAME A' 'NAME B')")
         super().__init__(
-            f"unknown GPU {query!r}{hint}\n  `envcheck gpus` lists every GPU envcheck knows{narrow}; "
+            f"unknown GPU {query!r}{where}{hint}\n  `envcheck gpus` lists every GPU envcheck knows{narrow}; "
             "a GPU can also be given by architecture (--gpu sm_89, --gpu gfx1100)."
         )
 

@@ -111,21 +111,23 @@ def _known(matrix: Matrix, name: str) -> None:
         matrix.find_gpu(text)
 
 
+#: the most unquoted words read as GPU names (longer runs are refused: quote each name); sourced from
+#: nothing but sense — the longest names as tools print them are 8-9 words — and it bounds the split's work
+MAX_GPU_WORDS = 16
+
+
 def _word_names(matrix: Matrix, words: List[str]) -> List[str]:
-    """Unquoted words as GPU names. The words joined are one GPU when they are a name on record as a
-    whole (``RTX 4090``: one look-up, the common case). Otherwise the fewest names the words split
-    into, each a GPU (``H100 80GB A100``, ``RTX 4090 RX 7900 XTX (gfx1100)``, ``H100 AMD Ryzen 9
-    7940HS w/ Radeon 780M Graphics``): a name that leaves words out (a memory size, the CPU before an
-    APU's ``w/``, an unknown name before ``(gfxN)``) is one GPU only when its words do not split
-    into names. Names only the PCI ID database knows split words last (its bracket names hold
-    generic ones: ``AMD Instinct`` is a Radeon Instinct there). No look-up searches for close matches.
+    """Unquoted words as GPU names; no word is ever dropped. The words are one GPU when together
+    they are one name (``RTX 4090``: one look-up, the common case; or a name as tools print it:
+    :meth:`Matrix.names_one_gpu`); several GPUs when they split completely into such names (``H100
+    80GB A100``, ``GA100 H100``, ``H100 AMD Ryzen 9 7940HS w/ Radeon 780M Graphics``), the split with
+    the fewest names. Words left over, or two splits as short, are an error that says how to quote.
 
     Raises:
-        UnknownGpuError: the words name no GPU that way (the error names the first unknown part).
+        UnknownGpuError: words that are no GPU name on record (exit 2, naming them).
+        UsageError: more than :data:`MAX_GPU_WORDS` words, or words that split two ways (exit 2).
     """
-    from envcheck.errors import UnknownGpuError
     from envcheck.machine.describe import gpu_from_arch, split_count
-    from envcheck.matrix import normalize_gpu_name, printed_target
 
     if not words:
         return []
@@ -133,55 +135,86 @@ def _word_names(matrix: Matrix, words: List[str]) -> List[str]:
     if len(words) == 1:
         _known(matrix, joined)
         return [joined]
-    if matrix.named_gpu(split_count(joined)[0], whole=True) is not None:
+    if len(words) > MAX_GPU_WORDS:
+        raise UsageError(f"--gpu {_shown_words(words)}: {len(words)} unquoted words; at most {MAX_GPU_WORDS} "
+                         f"are read as GPU names. {QUOTE_HINT}")
+    n = len(words)
+    one: Dict[Tuple[int, int], bool] = {}
+
+    def names(i: int, j: int) -> bool:  # words[i:j] name one GPU, every word understood
+        if (i, j) not in one:
+            try:
+                text = split_count(" ".join(words[i:j]))[0]  # "2x A100"
+                one[(i, j)] = gpu_from_arch(text) is not None or matrix.names_one_gpu(text.split())
+            except UsageError:  # "0x H100", "gfx942:xnack+:xnack+": not a name here (one word is checked alone)
+                one[(i, j)] = False
+        return one[(i, j)]
+
+    if names(0, n):  # one name ("RTX 4090": one look-up)
         return [joined]
+    # splits[i]: the fewest names words[i:] split into — up to two such splits (two: ambiguous)
+    splits: List[List[List[str]]] = [[] for _ in range(n)] + [[[]]]
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1, n + 1):
+            if splits[j] and names(i, j):
+                found = [[" ".join(words[i:j])] + rest for rest in splits[j]]
+                if not splits[i] or len(found[0]) < len(splits[i][0]):
+                    splits[i] = found[:2]
+                elif len(found[0]) == len(splits[i][0]):
+                    splits[i] = (splits[i] + found)[:2]
+    if len(splits[0]) == 1:
+        return splits[0][0]
+    if splits[0]:
+        a, b = (" ".join(shlex_quote(x) for x in s) for s in splits[0])
+        raise UsageError(f"--gpu {_shown_words(words)}: the words name GPUs in two ways ({a} or {b}). {QUOTE_HINT}")
+    raise _not_understood(matrix, words, names)
 
-    def names_one(i: int, j: int, pci: bool) -> bool:  # words[i:j] name a GPU (some words left out)
-        if words[i].startswith("(") or words[i].lower() == "graphics" or "w/" in (words[i].lower(), words[j - 1].lower()):
-            return False  # a suffix, "Graphics" ("Radeon 780M Graphics") or an APU's `w/` ends the name before it
-        text, _ = split_count(" ".join(words[i:j]))
-        if printed_target(text):  # "<name> (gfxN)": a name, or only vendor words ("AMD Radeon Graphics")
-            text = text[:text.rindex("(")].strip()
-            return not normalize_gpu_name(text) or matrix.named_gpu(text, pci=pci) is not None
-        return gpu_from_arch(text) is not None or matrix.named_gpu(text, pci=pci) is not None
 
-    found: Dict[Tuple[int, int, bool], Optional[List[str]]] = {}
+QUOTE_HINT = ("Quote each GPU's name as one value: --gpu 'NAME A' --gpu 'NAME B' (or --gpu 'NAME A' 'NAME B'); "
+              "unquoted words are read only as whole GPU names, and none is dropped")
 
-    def split(i: int, j: int, pci: bool) -> Optional[List[str]]:  # the fewest names words[i:j] make
-        if (i, j, pci) not in found:
-            one = [" ".join(words[i:j])]
-            best: Optional[List[str]] = None
-            if j - i == 1 or matrix.named_gpu(split_count(one[0])[0], whole=True) is not None:
-                best = one if names_one(i, j, pci) else None
-            else:
-                for k in range(i + 1, j):
-                    left, right = split(i, k, pci), split(k, j, pci)
-                    if left and right and (best is None or len(left) + len(right) < len(best)):
-                        best = left + right
-                if best is None and names_one(i, j, pci):
-                    best = one
-            found[(i, j, pci)] = best
-        return found[(i, j, pci)]
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text) if text.isprintable() else ascii(text)
+
+
+def _shown_words(words: List[str]) -> str:
+    return " ".join(shlex_quote(w) for w in words)
+
+
+def _not_understood(matrix: Matrix, words: List[str], names: Callable[[int, int], bool]) -> Exception:
+    """The error for words that do not split into names: it names the words no name takes (the split
+    that leaves the fewest out), with close matches for the first of them."""
+    from envcheck.errors import UnknownGpuError
 
     n = len(words)
-    best = split(0, n, False)
-    if best is not None and len(best) > 1:
-        return best
+    # best[i]: (words left out, the parts (start, end, named)) of the split of words[i:] that leaves fewest out
+    best: List[Tuple[int, List[Tuple[int, int, bool]]]] = [(0, [])] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        cand = (best[i + 1][0] + 1, [(i, i + 1, False)] + best[i + 1][1])
+        for j in range(i + 1, n + 1):
+            if names(i, j) and best[j][0] < cand[0]:
+                cand = (best[j][0], [(i, j, True)] + best[j][1])
+        best[i] = cand
+    runs: List[List[str]] = []
+    after_named = True
+    for i, j, named in best[0][1]:
+        if not named:
+            if after_named:
+                runs.append([])
+            runs[-1] += words[i:j]
+        after_named = named
+    first = " ".join(runs[0]) if runs else " ".join(words)
     try:
-        _known(matrix, joined)  # one name as a whole ("<unknown name> (gfxN)" is that target's GPU)
-        return [joined]
-    except UnknownGpuError:
-        best = split(0, n, True)
-        if best is not None:
-            return best
-        start = 0  # the error names the first words that are no GPU, after the longest names that are
-        while start < n:
-            end = next((e for e in range(n, start, -1) if split(start, e, True)), start)
-            if end == start:
-                break
-            start = end
-        _known(matrix, " ".join(words[start:]))
-        raise
+        matrix.find_gpu(first)
+        suggestions: List[str] = []
+        generic = False
+    except UnknownGpuError as e:
+        suggestions, generic = e.suggestions, e.generic
+    others = [" ".join(r) for r in runs[1:]]
+    return UnknownGpuError(first, suggestions, generic=generic, among=_shown_words(words), also=others)
 
 
 def build_machine(target: Target, matrix: Matrix) -> Machine:

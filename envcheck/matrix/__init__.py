@@ -21,7 +21,7 @@ from envcheck.matrix.model import vkey
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
-    from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
+    from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
     from envcheck.matrix.index.data import IndexData
 # Paths are strings on a plan's way (os.path): pathlib's import, with the urllib.parse and ipaddress
@@ -110,7 +110,8 @@ _MEMORY_SUFFIX = r"\d+gb.*$"
 _LISTING_PREFIX = r"^\s*gpu\s*\d+\s*:\s*"
 _TARGET_SUFFIX = r"\s*\((gfx[0-9a-f]{3,4})(?::[^)]*)?\)\s*$"
 _APU_GPU = r"\s+w/\s+"  # "<CPU> w/ <GPU>": an AMD APU's model name (lscpu, /proc/cpuinfo)
-_TRAILING_WORD = r"[\s_-]+\(?(?:\d+\s*gb|gpu|accelerator|series|sxm\d*|pcie|oam|nvl|hbm\d*e?|ac)\)?\s*$"
+_TRAILING_WORD = (r"[\s_-]+\(?(?:\d+\s*gb|gpu|accelerator|series|sxm\d*|pcie|oam|nvl|hbm\d*e?|ac"
+                  r"|processor|\d+-core)\)?\s*$")  # lscpu's "AMD Ryzen 7 7700X 8-Core Processor" too
 
 
 def printed_forms(text: str) -> List[str]:
@@ -466,6 +467,65 @@ class Matrix:
                 return found
         return None
 
+    def names_one_gpu(self, words: Sequence[str]) -> bool:
+        """True when ``words`` (unquoted ``--gpu`` words) name one GPU and every word is understood:
+        a name on record, a PCI id or a chip codename alone (``GA100``, ``Navi 31``; the CPU model of
+        an APU), an architecture, or one of those as tools print it, where only words that name nothing
+        are around it: a list prefix (``GPU 0:``), memory and form-factor words (``80GB HBM3``, ``8-Core
+        Processor``), the vendor words before it, a ``(gfxN)`` after it, ``A / B`` (one device, two
+        products of one architecture), an AMD CPU model before an APU's ``w/`` (or, before ``with``
+        and vendor words, the CPU model that names the APU). Nothing is searched for inside the text:
+        ``GA100 H100``, ``H100 Foo (gfx1100)`` and ``H100 AMD`` are not one GPU (breaker6 F1). A count
+        (``2x A100``) and an architecture alone (``sm_90``) are the caller's (machine.describe's) to read."""
+        ws = [w for w in words if w]
+        if not ws or not any(c.isalnum() for c in ws[0]) or ws[0].startswith("(") \
+                or ws[0].lower() in ("graphics", "w/", "with"):
+            return False  # a suffix, a separator or "Graphics" starts no name
+        text = " ".join(ws)
+        if any(not any(c.isalnum() for c in w) and w != "/" for w in ws):
+            return False  # a word that is only punctuation names nothing ("H100 -")
+        if printed_target(ws[-1]):  # "<name> (gfxN)": a name, or only vendor words ("AMD Radeon Graphics")
+            return len(ws) > 1 and (not normalize_gpu_name(" ".join(ws[:-1])) or self.names_one_gpu(ws[:-1]))
+        listed = re.sub(_LISTING_PREFIX, "", text, flags=re.I)
+        if listed != text:  # "GPU 0: NVIDIA H100 80GB HBM3"
+            return self.names_one_gpu(listed.split())
+        low = [w.lower() for w in ws]
+        for sep in ("w/", "with"):
+            if sep in low:  # "AMD Ryzen 9 7940HS w/ Radeon 780M Graphics"; "AMD Ryzen 5 5600G with Radeon Graphics"
+                k = low.index(sep)
+                cpu, gpu = ws[:k], ws[k + 1:]
+                if not cpu or cpu[0].lower() not in ("amd", "ryzen") or not gpu:
+                    return False
+                if sep == "w/":
+                    return self.names_one_gpu(gpu)
+                return not normalize_gpu_name(" ".join(gpu)) and self.pci_gpu(" ".join(cpu), exact=True) is not None
+        model = next((i for i, w in enumerate(ws) if normalize_gpu_name(w)), len(ws))
+        if any(normalize_gpu_name(w) == "" and w.lower().replace("(r)", "").replace("(tm)", "") != "graphics"
+               and re.search("[a-z]", w, re.I) for w in ws[model:]):
+            return False  # a vendor word after the model ("H100 AMD", "RTX 4090 AMD Radeon Graphics")
+        form = text
+        while True:
+            if "/" in form and "[" not in form:  # "AMD Instinct MI250X / MI250": one device, if one architecture
+                first, *others = [p.strip() for p in form.split("/")]
+                found = self._whole_gpu(first)
+                series = first.rsplit(" ", 1)[0] + " " if " " in first else ""
+                return found is not None and all(
+                    any(g is not None and g.arch == found.arch for g in (self._whole_gpu(p), self._whole_gpu(series + p)))
+                    for p in others)
+            if self._whole_gpu(form) is not None:
+                return True
+            shorter = re.sub(_TRAILING_WORD, "", form, flags=re.I).strip()
+            if shorter == form or not normalize_gpu_name(shorter):
+                return False
+            form = shorter
+
+    def _whole_gpu(self, text: str) -> Optional[m.Gpu]:
+        """The GPU ``text`` names as a whole: a name on record, or one the PCI ID database knows, a PCI
+        id or a chip codename with nothing after it."""
+        if not text or not re.search("[0-9a-z]", text, re.I):
+            return None
+        return self.named_gpu(text, whole=True) or self.pci_gpu(text, exact=True)
+
     def jetpack_of_channel(self, channel: str) -> Optional[m.JetpackGen]:
         return next((j for j in self.jetpacks if channel in j.channels), None)
 
@@ -509,11 +569,14 @@ class Matrix:
             self._pci = (ids, names)
         return self._pci
 
-    def pci_gpu(self, query: str) -> Optional[m.Gpu]:
+    def pci_gpu(self, query: str, exact: bool = False) -> Optional[m.Gpu]:
         """A GPU named by a PCI ``vendor:device`` id, an ``lspci -nn`` line, a marketing name the PCI
-        database knows (``GTX 780``, ``UHD 630``) or a chip codename (``GA102``, ``Navi 31``)."""
+        database knows (``GTX 780``, ``UHD 630``) or a chip codename (``GA102``, ``Navi 31``).
+        ``exact``: the id or the codename is all the text says (no words after it: ``GA100 H100``)."""
         ids, names = self._pci_tables()
         mt = re.search(_PCI_ID, query, re.I)
+        if exact and mt and not re.fullmatch(_PCI_ID, query.strip(), re.I):
+            return None
         vendor, label = "", ""
         if mt:
             ven, dev = (mt.group(1), mt.group(2)) if mt.group(1) else (mt.group(3), mt.group(4))
@@ -530,9 +593,10 @@ class Matrix:
             # a device as the PCI database names it ("GM200GL [Tesla M40]", "Vega 10 XL [Radeon Pro Vega 56]") or
             # with the product after it ("Ellesmere RX 580", "Navi 44 XTX")
             device, how = re.sub(_VENDOR_PREFIX, "", query.strip(), flags=re.I), "chip codename"
-            codename = device.partition("[")[0].split(" / ")[0].strip()
+            codename = device.strip() if exact else device.partition("[")[0].split(" / ")[0].strip()
+            tail = "" if exact else "(?: .*)?"
             chip = next((c for c in self.chips if c.vendor != "intel"
-                         and re.fullmatch(f"(?:{c.pattern}){_CODENAME_SUFFIX}(?: .*)?", codename, re.I)), None)
+                         and re.fullmatch(f"(?:{c.pattern}){_CODENAME_SUFFIX}{tail}", codename, re.I)), None)
             if chip is None:
                 return None
             vendor = next(k for k, v in _PCI_VENDOR.items() if v == chip.vendor)

@@ -4,6 +4,7 @@ and data rows' flag lists read without argparse."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -112,3 +113,94 @@ def test_a_quoted_gpu_is_never_dropped_on_the_command_line():
     assert cli.code == 0, cli.err
     gpus = [g["name"] for g in json.loads(cli.out)["machine"]["gpus"]]
     assert len(gpus) == 2 and any("4090" in g for g in gpus) and any("780M" in g for g in gpus), gpus
+
+
+# breaker6 F1/F6/F7: unquoted words are one GPU only when together they are one name; several only when
+# they split completely into names; no word is ever dropped. Each of these once came out as ONE GPU: the
+# joined text was accepted because something inside it (a codename, a PCI id, a `(gfxN)` suffix, a Ryzen
+# CPU model) names a GPU, and the rest was dropped without a word.
+@pytest.mark.parametrize("words, expected", [
+    ("Navi 31 MI300X", ["Navi 31", "MI300X"]),  # was "AMD Navi 31 MI300X (gfx1100)": the MI300X gone
+    ("GA100 H100", ["GA100", "H100"]),  # was "NVIDIA GA100 H100 (sm_80)"
+    ("10de:2684 H100", ["10de:2684", "H100"]),  # was the RTX 4090 alone
+    ("10de:2684 10de:20b0", ["10de:2684", "10de:20b0"]),
+    # lscpu's model name of a Ryzen 7000/9000 desktop CPU, then a discrete GPU: the GPU was dropped
+    ("AMD Ryzen 9 9950X 16-Core Processor RTX 4090", ["AMD Ryzen 9 9950X 16-Core Processor", "RTX 4090"]),
+    ("AMD Ryzen 7 7700X 8-Core Processor RX 7900 XTX", ["AMD Ryzen 7 7700X 8-Core Processor", "RX 7900 XTX"]),
+    ("AMD Ryzen 7 7700X 8-Core Processor A100", ["AMD Ryzen 7 7700X 8-Core Processor", "A100"]),
+    ("H100 Navi 31", ["H100", "Navi 31"]), ("Navi 31 H100", ["Navi 31", "H100"]),  # the order never matters
+    # one device with two product names (amdgpu.ids) is one GPU: it counted as two (F6)
+    ("AMD Instinct MI250X / MI250", ["AMD Instinct MI250X / MI250"]),
+    ("AMD Radeon RX 6700S / 6800S", ["AMD Radeon RX 6700S / 6800S"]),
+    ("AMD Ryzen 5 5600G with Radeon Graphics", ["AMD Ryzen 5 5600G with Radeon Graphics"]),  # lscpu, an APU
+    ("Navi 44 XTX", ["Navi 44 XTX"]),  # a codename with its variant
+])
+def test_unquoted_words_split_only_into_whole_names(words, expected):
+    from envcheck.app.plan import gpu_names
+    from envcheck.matrix import load_matrix
+
+    assert gpu_names(load_matrix(), [words.split()]) == expected
+
+
+@pytest.mark.parametrize("words, unknown", [
+    ("H100 Foo (gfx1100)", "'Foo (gfx1100)'"),  # was an "AMD GPU (gfx1100)" ROCm plan, the H100 gone, exit 0
+    ("Foo (gfx1100)", "'Foo (gfx1100)'"),  # quoted, an unknown name before its target is that target's GPU
+    ("H100 / A100", "'/'"),  # two architectures: not one device's two names
+    ("H100 AMD", "'AMD'"),  # a vendor word after the model was dropped
+    ("RTX 4090 Foo Bar H100", "'Foo Bar'"),
+])
+def test_unquoted_words_left_over_are_named_with_the_quoted_form(words, unknown):
+    from envcheck.app.plan import gpu_names
+    from envcheck.errors import UnknownGpuError
+    from envcheck.matrix import load_matrix
+
+    with pytest.raises(UnknownGpuError, match=re.escape(f"unknown GPU {unknown} (in --gpu ")) as e:
+        gpu_names(load_matrix(), [words.split()])
+    assert "--gpu 'NAME A' --gpu 'NAME B'" in str(e.value)
+
+
+def test_words_that_split_two_ways_are_refused():
+    """'M1 Pro' 'W6600' or 'M1' 'Pro W6600': both names on record; envcheck does not pick one."""
+    from envcheck.app.plan import gpu_names
+    from envcheck.matrix import load_matrix
+
+    with pytest.raises(UsageError, match="name GPUs in two ways") as e:
+        gpu_names(load_matrix(), [["M1", "Pro", "W6600"]])
+    assert "'M1 Pro' W6600" in str(e.value) and "M1 'Pro W6600'" in str(e.value) and "--gpu 'NAME A'" in str(e.value)
+
+
+def test_a_quoted_gpu_keeps_the_forms_tools_print():
+    """One value holding spaces is read as tools print it, as before: an unknown name before its (gfxN)."""
+    from envcheck.app.plan import gpu_names
+    from envcheck.matrix import load_matrix
+
+    assert gpu_names(load_matrix(), [["H100", "Foo (gfx1100)"]]) == ["H100", "Foo (gfx1100)"]
+
+
+def test_too_many_unquoted_words_are_refused_at_once():
+    """F7: the split's work grew as the cube of the word count (120 words: 31 s); it is bounded."""
+    from envcheck.app.plan import MAX_GPU_WORDS, gpu_names
+    from envcheck.matrix import load_matrix
+
+    words = ("RTX 4090 H100 80GB A100 w/ Radeon 780M (gfx1100) Graphics " * 12).split()
+    assert len(words) > MAX_GPU_WORDS
+    with pytest.raises(UsageError, match=f"{len(words)} unquoted words; at most {MAX_GPU_WORDS}.*--gpu 'NAME A'"):
+        gpu_names(load_matrix(), [words])
+    assert gpu_names(load_matrix(), [("H100 " * MAX_GPU_WORDS).split()]) == ["H100"] * MAX_GPU_WORDS
+
+
+@pytest.mark.parametrize("words, archs", [
+    ("H100 Foo (gfx1100)", None),
+    ("Navi 31 MI300X", ["gfx1100", "gfx942"]),
+    ("AMD Ryzen 9 9950X 16-Core Processor RTX 4090", ["gfx1036", "sm_89"]),
+])
+def test_unquoted_words_on_the_command_line(words, archs):
+    cli = run_cli(["plan", "--gpu", *words.split(), "--os", "linux", "--python", "3.12", "--json"])
+    if archs is None:
+        assert cli.code == 2 and json.loads(cli.out)["error"].startswith("unknown GPU 'Foo (gfx1100)'"), cli.out
+        return
+    assert cli.code == 0, cli.err
+    plan_ = json.loads(cli.out)
+    assert [g["arch"] for g in plan_["machine"]["gpus"]] == archs
+    if "sm_89" in archs:  # the RTX 4090 is planned for (the iGPU beside it stays unused)
+        assert plan_["chosen"]["variant"].startswith("cu")
