@@ -107,6 +107,19 @@ def terminal_text(text: object, keep_newlines: bool = True) -> str:
                    for ch in s)
 
 
+def escaped_text(text: object, keep_newlines: bool = True) -> str:
+    """``text`` safe to print with nothing taken out: every control, format or line-break character
+    (but newline and tab, with ``keep_newlines``) is written as ``ascii()`` writes it (``\\x1b``),
+    so an escape sequence in a path or a program's output reaches the terminal as inert text and
+    the message still names what was given (breaker6 F10: ``m\\x1b[2J.toml`` was shown as
+    ``m.toml``, a file that existed); as :func:`envcheck.fsutil.shown` shows a path."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    keep = "\n\t" if keep_newlines else ""
+    return "".join(ch if ch in keep or not _bad_char(ch) else ascii(ch)[1:-1] for ch in s)
+
+
 # -- URLs ---------------------------------------------------------------------------------------
 #: an http(s) URL of the plainest shape: a host name, no port, user-info, query or fragment, a path
 #: of unreserved characters. Every rule of :func:`check_url` holds for it, so it is checked without

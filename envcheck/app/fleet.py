@@ -83,7 +83,7 @@ def fleet_merge(request: MergeRequest, on_skip: Optional[OnSkip] = None) -> Merg
 
     targets = (("--junit", request.junit), ("--prometheus", request.prometheus), ("--save", request.save))
     if any(t for _, t in targets):  # the writer pulls in render (the matrix): only when needed
-        from envcheck.edge import terminal_text
+        from envcheck.fsutil import shown
         from envcheck.render.write import check_output_file
 
         named: Dict[str, str] = {}  # the same file for two outputs: the second would refuse the first's
@@ -92,7 +92,7 @@ def fleet_merge(request: MergeRequest, on_skip: Optional[OnSkip] = None) -> Merg
                 where = os.path.realpath(target)
                 if where in named:
                     raise UsageError(f"{named[where]} and {flag} name the same file "
-                                     f"{terminal_text(target, keep_newlines=False)}; give each its own file")
+                                     f"{shown(target)}; give each its own file")
                 named[where] = flag
 
         from envcheck.errors import OutputExistsError

@@ -253,10 +253,11 @@ def _say_error(message: str) -> None:
     """``envcheck: error: MESSAGE`` on stderr, the message made safe for a terminal: an error often
     relays what a file, a path or another program said (the Docker engine's build output, pip's,
     sbatch's), and its colour codes or other control sequences are not envcheck's to replay
-    (newcomer6 #7: ``last output: [91mERROR: …[0m``)."""
-    from envcheck.edge import terminal_text
+    (newcomer6 #7: ``last output: [91mERROR: …[0m``). They are shown escaped, never taken out: a
+    path stays the path given (breaker6 F10: ``m\\x1b[2J.toml`` was shown as ``m.toml``)."""
+    from envcheck.edge import escaped_text
 
-    sys.stderr.write(f"envcheck: error: {terminal_text(message)}\n")
+    sys.stderr.write(f"envcheck: error: {escaped_text(message)}\n")
 
 
 def _failure(exc: BaseException) -> Optional[Tuple[str, int]]:
@@ -266,9 +267,9 @@ def _failure(exc: BaseException) -> Optional[Tuple[str, int]]:
     if isinstance(exc, (OutputError, BrokenPipeError)):
         return None  # stdout itself failed: nothing more goes there
     if isinstance(exc, EnvcheckError):
-        from envcheck.edge import terminal_text
+        from envcheck.edge import escaped_text
 
-        return terminal_text(str(exc)), exc.exit_code
+        return escaped_text(str(exc)), exc.exit_code
     if isinstance(exc, (OSError, ValueError)):
         why = _path_problem(exc)
         return (why, 2) if why is not None else None

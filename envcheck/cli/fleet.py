@@ -170,9 +170,7 @@ def run_merge(args: argparse.Namespace) -> int:
     else:
         print_fleet(result.document)
     if not result.fleet.nodes and not result.fleet.skipped:  # exit 2 says why (breaker5 F6)
-        from envcheck.edge import terminal_text
-
-        where = ", ".join(terminal_text(i, keep_newlines=False) for i in args.inputs)
+        where = ", ".join(shown(i) for i in args.inputs)
         sys.stderr.write(f"envcheck: error: no node report in {where} (`envcheck verify --report` writes them; "
                          "a saved fleet document is not one)\n")
     return args.exit_code

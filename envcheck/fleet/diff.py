@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from envcheck.edge import terminal_text
+from envcheck.fsutil import shown
 from envcheck.errors import DataFileError, UsageError
 from envcheck.fleet.merge import FLEET_KIND, Fleet, Node, merge
 
@@ -56,7 +56,7 @@ def load_side(text: str) -> Side:
     fleet: Fleet = merge([text])
     if not fleet.nodes:
         why = "; ".join(f"{s['file']}: {s['reason']}" for s in fleet.skipped[:3]) or "no *.json report in it"
-        raise UsageError(f"{terminal_text(text, keep_newlines=False)}: no readable node report ({why})")
+        raise UsageError(f"{shown(text)}: no readable node report ({why})")
     return Side(text, fleet.nodes, fleet.skipped)
 
 

@@ -122,9 +122,9 @@ class Fleet:
 def _unlistable(exc: OSError) -> None:
     """``os.walk``'s ``onerror``: a folder that cannot be listed is bad input, named (breaker5 F6: it
     was passed over in silence, so `fleet merge` ended exit 2 with no word)."""
-    from envcheck.edge import terminal_text
+    from envcheck.fsutil import shown
 
-    raise UsageError(f"{terminal_text(exc.filename, keep_newlines=False)}: cannot list the folder: {exc.strerror}")
+    raise UsageError(f"{shown(exc.filename)}: cannot list the folder: {exc.strerror}")
 
 
 #: why a saved fleet document among the reports is left out (it is named, and is no error)
@@ -137,15 +137,14 @@ def report_files(inputs: Iterable[str]) -> Iterator[Path]:
     Raises:
         UsageError: an input that does not exist or cannot be reached.
     """
-    from envcheck.edge import terminal_text
-    from envcheck.fsutil import existing_kind
+    from envcheck.fsutil import existing_kind, shown
 
     for text in inputs:
         p = Path(text)
         try:
             kind = existing_kind(p)
         except OSError as exc:
-            raise UsageError(f"{terminal_text(text, keep_newlines=False)}: cannot read: {exc.strerror}") from None
+            raise UsageError(f"{shown(text)}: cannot read: {exc.strerror}") from None
         if kind is not None and os.path.isdir(p):
             for root, dirs, files in os.walk(p, onerror=_unlistable):
                 dirs.sort()
@@ -155,7 +154,7 @@ def report_files(inputs: Iterable[str]) -> Iterator[Path]:
         elif kind is not None:
             yield p
         else:
-            raise UsageError(f"{terminal_text(text, keep_newlines=False)}: no such report or folder")
+            raise UsageError(f"{shown(text)}: no such report or folder")
 
 
 def read_report(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
