@@ -63,7 +63,8 @@ def test_wsl_intel_steps_are_the_wsl_ones():
 def test_native_linux_keeps_the_render_node_check():
     p = _plan("Arc A770", os="linux").plan
     assert p is not None
-    assert _host_step(p).key == "intel-gpu-driver" and "/dev/dri/renderD" in _host_step(p).check
+    check = _host_step(p).check
+    assert _host_step(p).key == "intel-gpu-driver" and "renderD*" in check and "/dev/dri/" in check
     assert not [s for s in p.recipe if "wsl" in s.key]
 
 

@@ -334,7 +334,7 @@ def test_a_timeout_below_a_second_in_saved_facts_blames_the_budget(matrix):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--python", ""], "--python '': give an interpreter"),
+    (["--python", ""], "--python: an empty path"),
     (["--checks", ""], "--checks '': no check named"),
     (["--skip", " , "], "--skip ' , ': no check named"),
 ])
@@ -537,7 +537,7 @@ def test_a_driver_in_the_text_is_used_for_the_arch_fix(cli):
      "is not a CUDA version code"),
     ("The NVIDIA driver on your system is too old (found version 12345).", "is not a CUDA version code"),
     ("RuntimeError: Dynamo is not supported on Python 2.7+", "no torch release on record runs on Python 2.7"),
-    ("CUDA capability sm_0 is not compatible with the current PyTorch installation", "'sm_0' is not a CUDA"),
+    ("CUDA capability sm_0 is not compatible with the current PyTorch installation", "'sm_0' is no NVIDIA architecture"),
 ])
 def test_implausible_values_are_called_garbled(cli, text, words):
     r = cli(["explain", "--no-probe", "--json", text])
