@@ -219,8 +219,8 @@ def text_hints(rules: List[Diagnosis], text: str, matrix: Optional[Matrix] = Non
 #: a local label that names a build (``cu121``, ``rocm6.2``, ``cpu``, ``xpu``; ``rocm6.4.1.git…`` is rocm6.4.1)
 _BUILD_LABEL = r"(?:cu\d{2,3}|rocm\d{1,2}(?:\.\d{1,2}){0,2}|cpu|xpu)\b"
 #: a torch, torchvision or torchaudio version with such a label, as pip prints one (``torch==2.1.0+cu121``,
-#: ``torchvision 0.16.0+cu121``, ``you have torch 2.4.0+cu121``)
-_LABELLED_TORCH = re.compile(r"(?<![\w.-])torch(?:vision|audio)?(?:\{[^}\n]{0,120}\})?(?:==| )\s{0,3}"
+#: ``torchvision 0.16.0+cu121``, ``you have torch 2.4.0+cu121``, a wheel ``torch-2.1.0+cu121-cp38-…whl``)
+_LABELLED_TORCH = re.compile(r"(?<![\w.-])torch(?:vision|audio)?(?:\{[^}\n]{0,120}\})?(?:==| |-)\s{0,3}"
                              r"(\d{1,3}(?:\.\d{1,4}){1,3}\+" + _BUILD_LABEL + ")")
 
 
@@ -1378,11 +1378,17 @@ def install_fix(ctx: Context) -> str:
                   f"does), or plan for this one with `envcheck plan --python {'.'.join(have.split('.')[:2])}`.")
         return (f"Install the lock's pins (torch {name}, {lock.path}): "
                 f"{ctx.pip_command(lock.pins, lock.index_option, reinstall=False)}.{py}")
-    plan, _ = ctx.plan()
+    # the message names the build being installed (torch==1.11.0+cu113, torch-2.1.0+cu121-…whl): with no GPU
+    # known here its backend decides, never a CPU default for a CUDA message (breaker6 F2's class)
+    stated = ctx.hints.get("backend") if not ctx.gpus() else None
+    family = re.sub(r"^cu\d+$", "cuda", re.sub(r"^rocm[\d.]+$", "rocm", stated or ""))
+    plan, _ = ctx.plan(backend=family) if family else ctx.plan()
     if plan is None:
         return "`envcheck plan` explains which build fits this machine and how to install it."
-    return (f"Install the build `envcheck plan` picks for this machine: {ctx.install_command(plan, reinstall=False)} "
-            f"({plan.title}), or write all install files with `envcheck plan -o DIR`.")
+    which = "picks for this machine" if not family else f"picks for the {family} build the message names"
+    cmd = "envcheck plan" + (f" --backend {family}" if family else "")
+    return (f"Install the build `{cmd}` {which}: {ctx.install_command(plan, reinstall=False)} "
+            f"({plan.title}), or write all install files with `{cmd} -o DIR`.")
 
 
 @helper

@@ -27,7 +27,7 @@ def _planned_pins(*flags: str) -> str:
     """`envcheck plan FLAGS --json`'s chosen torch, torchvision and torchaudio as pip pins."""
     r = run_cli(["plan", *flags, "--json"])
     pins = json.loads(r.out)["chosen"]["pins"]
-    return " ".join(f"{k}=={pins[k]}" for k in ("torch", "torchvision", "torchaudio"))
+    return " ".join(f"{k}=={pins[k]}" for k in ("torch", "torchvision", "torchaudio") if k in pins)
 
 
 @pytest.mark.parametrize("text,torch,backend", [
@@ -125,3 +125,22 @@ def test_no_torch_wheel_still_reads_torch_itself(name):
     code, finding = _finding(f"ERROR: No matching distribution found for {name}")
     assert finding["rule"] == "pip-no-torch-distribution", finding
     assert code == 0
+
+
+# F2's class: every family whose fix installs "the build plan picks" (install_fix: pip/uv found no wheel,
+# a wheel that does not install, torch missing…) plans for the backend the message's label names when no GPU
+# is known here, instead of a CPU default; with the machine's GPU known, the machine decides.
+@pytest.mark.parametrize("text,family", [
+    ("ERROR: Could not find a version that satisfies the requirement torch==1.11.0+cu113 (from versions: none)",
+     "cuda"),  # pytorch/pytorch#75287-style pip line, as diagnoses.toml's own example
+    ("ERROR: No matching distribution found for torch==2.5.1+rocm6.2", "rocm"),
+    ("ERROR: torch-2.1.0+cu121-cp38-cp38-linux_x86_64.whl is not a supported wheel on this platform.", "cuda"),
+])
+def test_an_install_fix_plans_for_the_backend_the_message_names(text, family):
+    r = run_cli(["explain", "--no-probe", "--os", "linux", "--", text])
+    assert r.code == 0, (r.out, r.err)
+    fix = _fix(r.out)
+    assert _planned_pins("--os", "linux", "--backend", family) in fix, fix
+    assert f"`envcheck plan --backend {family}`" in fix and "whl/cpu" not in fix, fix
+    mine = run_cli(["explain", "--no-probe", "--os", "linux", "--gpu", "RTX 4090", "--", text])
+    assert _planned_pins("--os", "linux", "--gpu", "RTX 4090") in _fix(mine.out), _fix(mine.out)
