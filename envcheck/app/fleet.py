@@ -76,7 +76,8 @@ def fleet_merge(request: MergeRequest, on_skip: Optional[OnSkip] = None) -> Merg
     Every target is checked before a report is read (none replaced without ``force``).
 
     Raises:
-        UsageError: a bad ``expect``, a target that exists or cannot be written (exit 2).
+        UsageError: a bad ``expect``, a target that exists or cannot be written, no node report
+            read and no ``expect`` (none there, or every one skipped: nothing is written) (exit 2).
         DataFileError: a malformed lock (exit 2).
     """
     from envcheck.fleet.merge import junit_suites, merge
@@ -113,6 +114,16 @@ def fleet_merge(request: MergeRequest, on_skip: Optional[OnSkip] = None) -> Merg
         lock = load_lock(request.lock)
     expect = expect_nodes(request.expect)
     fleet = merge(request.inputs, lock, on_skip=on_skip, expect=expect)
+    if not fleet.nodes and not expect:  # bad input, one line; no "0 nodes" fleet printed or saved (breaker6 F11)
+        from envcheck.fsutil import shown  # (with --expect, the fleet says which nodes are missing: exit 1)
+
+        where = ", ".join(shown(i) for i in request.inputs)
+        if fleet.skipped:
+            raise UsageError(f"no readable node report in {where}: " + "; ".join(
+                f"{shown(s['file'])}: {s['reason']}" for s in fleet.skipped[:3])
+                + (f" (and {len(fleet.skipped) - 3} more)" if len(fleet.skipped) > 3 else ""))
+        raise UsageError(f"no node report in {where} (`envcheck verify --report` writes them; "
+                         "a saved fleet document is not one)")
     doc = fleet.to_dict()
     outputs: List[Tuple[str, str, str]] = []  # written all or nothing: an interrupted merge keeps none
     if request.save:

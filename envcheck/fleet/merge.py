@@ -93,8 +93,8 @@ class Fleet:
 
     @property
     def exit_code(self) -> int:
-        if self.skipped or not self.nodes:
-            return 2
+        if self.skipped or (not self.nodes and self.expected is None):
+            return 2  # (no report and --expect: every expected node is missing, a failing fleet)
         if (self.passed < len(self.nodes) or self.drift or self.duplicates or self.missing
                 or (self.lock and self.lock["mismatches"])
                 or (self.ranks and (self.ranks["slow"] or self.ranks["missing"] or self.ranks["failed"]))):
@@ -173,7 +173,12 @@ def read_report(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
     except UnicodeDecodeError:
         return None, "not UTF-8 text"
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(exc.doc.rstrip()) - 1 or not exc.doc.rstrip().endswith("}"):
+        text = exc.doc.strip()
+        if not text:
+            return None, "empty: the node wrote nothing"
+        if not text.startswith("{"):  # a report is a JSON object: "nope", an HTML error page (breaker6 F11)
+            return None, f"not a JSON report: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        if exc.pos >= len(exc.doc.rstrip()) - 1 or not text.endswith("}"):
             return None, f"truncated (JSON ends at line {exc.lineno}, column {exc.colno}): the node did not finish writing"
         return None, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
     except (ValueError, RecursionError) as exc:

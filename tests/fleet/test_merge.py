@@ -528,3 +528,39 @@ def test_a_host_id_with_a_lone_surrogate_is_written_to_every_output(tmp_path, ca
         assert 'envcheck_node_pass{node="gpu004?"}' in prom, prom
     assert json.loads(out["--save"].read_text(encoding="utf-8"))
     assert any(s.name.startswith("gpu004") for s in JUnitXml.fromfile(str(out["--junit"])))
+
+
+def test_no_report_to_merge_prints_no_fleet(tmp_path, case_reports):
+    """breaker6 F11: an empty folder printed "envcheck fleet — 0 nodes: 0 pass, 0 fail" on stdout and then
+    exited 2: stdout said a (vacuous) fleet, the exit code bad input. Now only the one-line reason, and no
+    --save of an empty fleet is written; the same when every report there was skipped."""
+    (tmp_path / "empty").mkdir()
+    r = run_cli(["fleet", "merge", str(tmp_path / "empty"), "--save", str(tmp_path / "fleet.json")])
+    assert (r.code, r.out) == (2, "") and r.err.count("\n") == 1 and "no node report in" in r.err, (r.out, r.err)
+    assert not (tmp_path / "fleet.json").exists()
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "n1.json").write_text("nope")
+    r = run_cli(["fleet", "merge", str(tmp_path / "bad")])
+    assert (r.code, r.out) == (2, "") and "no readable node report in" in r.err and "n1.json" in r.err, (r.out, r.err)
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("nope", "not a JSON report"),  # was "truncated (JSON ends at line 1, column 1): the node did not finish writing"
+    ("<html>502 Bad Gateway</html>", "not a JSON report"),
+    ("", "empty"),
+    ('{"host": {"id": "n9"}, "checks": [', "truncated"),  # a node that died writing: still truncated
+])
+def test_a_file_that_is_not_json_is_not_called_truncated(tmp_path, case_reports, text, reason):
+    d = write_fleet(tmp_path / "f", case_reports["C01"])
+    (d / "zz.json").write_text(text)
+    doc = run_cli(["fleet", "merge", str(d), "--json"]).json()
+    assert [s["reason"].startswith(reason) for s in doc["skipped"]] == [True], doc["skipped"]
+
+
+def test_no_report_but_expected_nodes_is_a_failing_fleet(tmp_path):
+    """With --expect, no report at all is a fleet whose every node is missing: printed, saved, exit 1
+    (stdout and the exit code agree: it was "0 nodes" and exit 2)."""
+    (tmp_path / "r").mkdir()
+    r = run_cli(["fleet", "merge", str(tmp_path / "r"), "--expect", "n[1-2]", "--save", str(tmp_path / "f.json")])
+    assert r.code == 1 and "n[1-2]" in r.out, (r.out, r.err)
+    assert json.loads((tmp_path / "f.json").read_text())["missing_count"] == 2
