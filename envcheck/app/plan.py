@@ -136,7 +136,7 @@ def _word_names(matrix: Matrix, words: List[str]) -> List[str]:
         _known(matrix, joined)
         return [joined]
     if len(words) > MAX_GPU_WORDS:
-        raise UsageError(f"--gpu {_shown_words(words)}: {len(words)} unquoted words; at most {MAX_GPU_WORDS} "
+        raise UsageError(f"--gpu {_shown_words(words[:8])} …: {len(words)} unquoted words; at most {MAX_GPU_WORDS} "
                          f"are read as GPU names. {QUOTE_HINT}")
     n = len(words)
     one: Dict[Tuple[int, int], bool] = {}
