@@ -498,7 +498,10 @@ class Matrix:
                     return False
                 if sep == "w/":
                     return self.names_one_gpu(gpu)
-                return not normalize_gpu_name(" ".join(gpu)) and self.pci_gpu(" ".join(cpu), exact=True) is not None
+                generic = not normalize_gpu_name(" ".join(gpu)) or (  # "Radeon Graphics", "Radeon Vega Graphics":
+                    gpu[0].lower() == "radeon" and gpu[-1].lower() == "graphics"  # no model number in it
+                    and not any(c.isdigit() for c in " ".join(gpu)))
+                return generic and self.pci_gpu(" ".join(cpu), exact=True) is not None
         model = next((i for i, w in enumerate(ws) if normalize_gpu_name(w)), len(ws))
         if any(normalize_gpu_name(w) == "" and w.lower().replace("(r)", "").replace("(tm)", "") != "graphics"
                and re.search("[a-z]", w, re.I) for w in ws[model:]):

@@ -133,6 +133,8 @@ def test_a_quoted_gpu_is_never_dropped_on_the_command_line():
     ("AMD Instinct MI250X / MI250", ["AMD Instinct MI250X / MI250"]),
     ("AMD Radeon RX 6700S / 6800S", ["AMD Radeon RX 6700S / 6800S"]),
     ("AMD Ryzen 5 5600G with Radeon Graphics", ["AMD Ryzen 5 5600G with Radeon Graphics"]),  # lscpu, an APU
+    ("AMD Ryzen 5 2400G with Radeon Vega Graphics H100", ["AMD Ryzen 5 2400G with Radeon Vega Graphics", "H100"]),
+    ("AMD Ryzen 5 5600G with Radeon Graphics RTX 4090", ["AMD Ryzen 5 5600G with Radeon Graphics", "RTX 4090"]),
     ("Navi 44 XTX", ["Navi 44 XTX"]),  # a codename with its variant
 ])
 def test_unquoted_words_split_only_into_whole_names(words, expected):
