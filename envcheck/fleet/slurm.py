@@ -121,6 +121,8 @@ def batch_script(o: SlurmOptions) -> str:
         f"ENVCHECK=${{ENVCHECK:-{_q(o.envcheck)}}}",
         f"REPORTS=${{ENVCHECK_REPORTS:-{_q(o.reports)}}}",
         'REPORTS="$REPORTS/$SLURM_JOB_ID"',
+        '# a folder named like an option (-x) is made ./-x: mkdir, head and envcheck read it as a path',
+        'case "$REPORTS" in -*) REPORTS="./$REPORTS" ;; esac',
         'mkdir -p "$REPORTS"',
         "# one task per node; a failing node must not stop the others (--kill-on-bad-exit=0)",
         f'srun --ntasks-per-node=1 --kill-on-bad-exit=0 "$ENVCHECK" {" ".join(_q(a) for a in _verify_args(o))} \\',

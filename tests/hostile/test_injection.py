@@ -394,7 +394,8 @@ def test_fleet_slurm_script_runs_exactly_the_intended_commands(cli, tmp_path_fac
     envcheck = str(bin_ / ("envcheck" + values["--envcheck"]))
     _stub(Path(envcheck), log)
     v = {**values, "--envcheck": envcheck}
-    args = ["fleet", "slurm", "--nodes", "2", "--time", "10"] + [x for f in SLURM_TEXT for x in (f, v[f])]
+    # FLAG=VALUE: a value may start with "-" (argparse reads `--lock -x` as two options)
+    args = ["fleet", "slurm", "--nodes", "2", "--time", "10"] + [f"{f}={v[f]}" for f in SLURM_TEXT]
     r = cli(args)
     tally["vectors.injection.slurm"] += 1
     assert r.code == 0, r.err
@@ -416,13 +417,17 @@ def test_fleet_slurm_script_runs_exactly_the_intended_commands(cli, tmp_path_fac
     proc = subprocess.run(["bash", "-c", r.out, "job"], cwd=work, env=env, text=True, capture_output=True,
                           timeout=60)
     calls = [json.loads(line) for line in log.read_text().splitlines()]
-    reports = f"{v['--reports']}/77"
+    # a folder named like an option is made ./-x, so that mkdir and envcheck read it as a path
+    reports = ("./" if v["--reports"].startswith("-") else "") + f"{v['--reports']}/77"
     assert calls == [
         [str(bin_ / "srun"), "--ntasks-per-node=1", "--kill-on-bad-exit=0", envcheck, "verify", "--tier", "full",
          "--python", v["--python"], "--lock", v["--lock"], "--report", reports + "/"],
         [str(bin_ / "scontrol"), "show", "hostnames", "n[1-2]"],
         [envcheck, "fleet", "merge", reports, "--expect", "n1,n2", "--save", f"{reports}/fleet.json",
-         "--junit", f"{reports}/fleet.xml", "--lock", v["--lock"]],
+         "--lock", v["--lock"]],
+        # the JUnit XML in a second merge, which needs the 'junit' extra (newcomer6 #1: 56f67ce)
+        [envcheck, "fleet", "merge", reports, "--expect", "n1,n2", "--junit", f"{reports}/fleet.xml",
+         "--lock", v["--lock"]],
     ], proc.stderr
     assert not list(work.rglob("PWNED")) and not (d / "PWNED").exists()
     assert (work / reports).is_dir()  # the folder the value names, taken literally
