@@ -55,7 +55,9 @@ def test_a_floor_raised_by_the_gpus_first_driver_says_so(cli):
     """newcomer4 #10: RTX 5090 + 570.124.06 printed '(≥ 570.86.10 under minor-version compatibility)'
     where every other CUDA 12.x plan gives 525.60.13: 570.86.10 is the first driver for sm_120
     (cuda.toml [[arch]]), which the line now says; a floor that is CUDA's own names no GPU."""
-    blackwell = cli(["plan", "--gpu", "RTX 5090", "--driver", "570.124.06"])
+    # a cu129 build: CUDA 12.9's first driver (575.51.03) is past 570.124.06, so it runs under
+    # minor-version compatibility (cu128 runs fully there since hfix11: 12.8's first driver is older)
+    blackwell = cli(["plan", "--gpu", "RTX 5090", "--driver", "570.124.06", "--backend", "cu129"])
     assert blackwell.code == 0, blackwell.err
     assert "(≥ 570.86.10, the first driver for sm_120, under minor-version compatibility)" in blackwell.out
     ada = cli(["plan", "--gpu", "RTX 4090", "--driver", "570.124.06", "--torch", "2.7.1"])
