@@ -85,7 +85,8 @@ def test_another_variant_in_the_lock_fails_with_its_index(cli, torch_venv, locks
     r = cli(["verify", "--python", str(torch_venv), "--lock", str(locks["cuda"]), "--checks", "lock,cuda_build", "--json"])
     assert r.code == 1
     checks = {c["name"]: c for c in r.json()["checks"]}
-    assert checks["cuda_build"]["status"] == "pass"
+    # a lock that pins a GPU build fails cuda_build on a CPU-only torch (newcomer6 #6: e48ad72)
+    assert checks["cuda_build"]["status"] == "fail" and "pins a GPU build" in checks["cuda_build"]["detail"]
     assert "variant: lock cu130, installed cpu" in checks["lock"]["detail"]
     assert "torch==2.13.0+cu130" in checks["lock"]["fix"]
     assert "--index-url https://download.pytorch.org/whl/cu130" in checks["lock"]["fix"]
