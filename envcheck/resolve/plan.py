@@ -13,7 +13,7 @@ from envcheck.record import field, record
 from envcheck.errors import UsageError
 from envcheck.matrix import Matrix
 from envcheck.matrix.model import BaseImage, Marker, Step, vkey
-from envcheck.resolve.rules import name_of, python_run, span_spec, wheel_pythons
+from envcheck.resolve.rules import name_of, python_run, wheel_pythons
 from envcheck.resolve.types import Candidate, Resolution
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, #9)
@@ -173,10 +173,6 @@ class Plan:
         (the planned one alone when no list on record holds it)."""
         want = self.python.rstrip("t")
         return python_run(self.wheel_pythons, self.python) or (want, want)
-
-    def python_range(self) -> str:
-        """``>=3.10,<3.15`` (:meth:`python_span` as a version range); ``==3.12.*`` for one Python."""
-        return span_spec(*self.python_span()) if self.python else ""
 
     @property
     def machine(self):
